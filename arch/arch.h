@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Everything xprof needs to know about a CPU architecture, behind one ops
+ * table selected by ELF e_machine.  Registers are kept in a snapshot indexed
+ * by DWARF register number, the vocabulary shared by libdw, the psABIs and
+ * the data file.  Every arch file is compiled on every host; only the part
+ * that reads the live registers of a stopped thread is fenced to its host.
+ * No other file of xprof may test an architecture macro.
+ */
+#ifndef XPROF_ARCH_ARCH_H
+#define XPROF_ARCH_ARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Enough for riscv64 (x0..x31 + pc) and aarch64 (x0..x30, sp, pc). */
+#define XP_REGS_MAX 34
+
+struct xp_regs {
+	uint16_t e_machine;
+	uint16_t nr;               /* valid entries in r[] (all, from 0) */
+	uint64_t valid;            /* bit n set: r[n] holds a known value */
+	uint64_t r[XP_REGS_MAX];   /* indexed by DWARF register number */
+};
+
+struct xp_arch {
+	const char *name;          /* as printed by uname -m */
+	uint16_t e_machine;
+	uint8_t addr_bytes;
+	uint16_t dwarf_pc, dwarf_sp, dwarf_fp;
+	int16_t dwarf_ra;          /* register holding the return address, -1: none (x86) */
+	uint16_t nr_regs;          /* DWARF registers 0..nr_regs-1 are kept in xp_regs */
+	uint8_t stack_align;       /* SP/FP alignment required of a valid frame */
+	/*
+	 * Frame record: with fp the frame pointer of a frame, the caller's fp is
+	 * at fp + fp_off_prev_fp and the return address at fp + fp_off_ra.
+	 * The caller's sp (the CFA) is fp + fp_off_cfa.
+	 */
+	int8_t fp_off_prev_fp, fp_off_ra, fp_off_cfa;
+	/* Length of the shortest call instruction, used to sanity-check return addresses. */
+	uint8_t min_call_len;
+	const char *(*reg_name)(unsigned int dwarf_reg);
+	/* Remove pointer-authentication (or other) tag bits from a code address. */
+	uint64_t (*strip_pc)(const struct xp_regs *regs, uint64_t pc);
+	/*
+	 * Read the registers of a ptrace-stopped thread of this (host) arch into
+	 * @out with one PTRACE_GETREGSET(NT_PRSTATUS).  0 or -errno; -ENOSYS when
+	 * this arch is not the host.  Thread-safe; the thread must be stopped.
+	 */
+	int (*regs_read)(pid_t tid, struct xp_regs *out);
+	/*
+	 * Decode a raw NT_PRSTATUS regset (@len bytes) into @out.  Pure; used by
+	 * regs_read and by tests on canned regsets.  0 or -EINVAL.
+	 */
+	int (*regs_from_prstatus)(const void *buf, unsigned long len, struct xp_regs *out);
+};
+
+/* NULL if unknown. */
+const struct xp_arch *xp_arch_by_machine(uint16_t e_machine);
+/* The arch xprof was built for (the only one it can trace live). */
+const struct xp_arch *xp_arch_host(void);
+/* The registry, for tests: array of pointers, NULL-terminated. */
+extern const struct xp_arch *const xp_arches[];
+
+static inline uint64_t xp_regs_get(const struct xp_regs *r, unsigned int n)
+{
+	return n < XP_REGS_MAX ? r->r[n] : 0;
+}
+
+static inline bool xp_regs_has(const struct xp_regs *r, unsigned int n)
+{
+	return n < 64 && (r->valid >> n) & 1;
+}
+
+static inline void xp_regs_set(struct xp_regs *r, unsigned int n, uint64_t v)
+{
+	if (n >= XP_REGS_MAX)
+		return;
+	r->r[n] = v;
+	if (n < 64)
+		r->valid |= 1ull << n;
+	if (n >= r->nr)
+		r->nr = (uint16_t)(n + 1);
+}
+
+#endif

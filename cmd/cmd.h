@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Entry points of the subcommands, one file each in cmd/, and their option
+ * structs, whose parse functions are pure (unit-tested with canned argv).
+ * A cmd_* function returns the process exit status: 0, 1 (runtime failure),
+ * 2 (usage), or for record the launched command's own status.
+ */
+#ifndef XPROF_CMD_CMD_H
+#define XPROF_CMD_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+int cmd_record(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+#define XP_DEFAULT_FREQ 999
+#define XP_MAX_FREQ 10000
+#define XP_DEFAULT_MAX_DEPTH 1024
+
+struct record_opts {
+	uint64_t freq_hz;
+	const char *output;
+	int quiet;
+	int call_graph;          /* enum unwind_mode */
+	uint64_t max_depth;
+	uint64_t duration_ns;    /* 0: until the command exits */
+	char **argv;             /* the command, NULL-terminated */
+	int argc;
+};
+
+/* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
+int record_parse_args(int argc, char **argv, struct record_opts *opts);
+
+#endif

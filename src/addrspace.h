@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The address space of one traced process as record sees it: its mappings
+ * from /proc/PID/maps (re-read on exec, and when a sampled pc falls outside
+ * every known executable mapping), each linked to the module (ELF file on
+ * disk: build-id, CFI) it maps.  Modules are shared between processes
+ * through a module cache keyed by device, inode and path.
+ *
+ * procmaps_parse_line is a pure parser for untrusted /proc lines (unit test
+ * and fuzz target).  Other functions return 0 or -errno and print nothing.
+ * Not thread-safe.  May be called while the target runs.
+ */
+#ifndef XPROF_SRC_ADDRSPACE_H
+#define XPROF_SRC_ADDRSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define XP_PROT_READ  1
+#define XP_PROT_WRITE 2
+#define XP_PROT_EXEC  4
+
+#define XP_BUILD_ID_MAX 64
+
+struct module;
+
+struct xp_map {
+	uint64_t start, end, offset;
+	uint32_t prot;                  /* XP_PROT_* */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	char *path;                     /* owned; "" for anonymous, "[vdso]", ... */
+	struct module *mod;             /* NULL when not a readable ELF file */
+	bool reported;                  /* already written to the data file */
+};
+
+/*
+ * Parse one line of /proc/PID/maps (without or with its trailing newline).
+ * On success fills @out with path pointing into @pathbuf (copied, cut to
+ * @pathlen - 1 bytes) and returns 0; -EINVAL on a malformed line.
+ */
+int procmaps_parse_line(const char *line, struct xp_map *out, char *pathbuf, size_t pathlen);
+
+struct module_cache;
+struct module_cache *module_cache_new(void);
+void module_cache_free(struct module_cache *mc);
+
+struct addrspace {
+	pid_t pid;
+	struct xp_map *maps;   /* sorted by start, non-overlapping */
+	size_t nr, alloc;
+	uint64_t loads;        /* times /proc/PID/maps was read */
+	struct module_cache *mc; /* borrowed */
+};
+
+void addrspace_init(struct addrspace *as, pid_t pid, struct module_cache *mc);
+void addrspace_release(struct addrspace *as);
+/*
+ * (Re)read /proc/PID/maps.  Mappings identical to a known one keep their
+ * 'reported' flag, so only new ones are written out again.  0 or -errno.
+ */
+int addrspace_load(struct addrspace *as);
+/* Load from a maps text (tests, fuzzing): same as addrspace_load. */
+int addrspace_load_text(struct addrspace *as, const char *text);
+/* Mapping containing @addr, or NULL. */
+struct xp_map *addrspace_find(const struct addrspace *as, uint64_t addr);
+/* Whether @addr lies in an executable mapping. */
+bool addrspace_is_exec(const struct addrspace *as, uint64_t addr);
+
+/* Build-id of a module's ELF file; 0 bytes when it has none. */
+size_t module_build_id(const struct module *mod, const uint8_t **id);
+/* ELF virtual address (as in the symbol table) of target address @addr in map @m. */
+int module_vaddr(const struct module *mod, const struct xp_map *m, uint64_t addr,
+		 uint64_t *vaddr);
+
+#endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The xprof data file, version 1: the contract between record and report.
+ * A fixed header (magic, version, endianness, e_machine) followed by an
+ * append-only stream of length-prefixed records.  All integers are
+ * little-endian on disk.  The format is documented in doc/data-format.md and
+ * xprof-data(5).
+ *
+ * Writer: buffers records in memory and write(2)s them out on
+ * df_writer_flush (the sampler flushes at least once a second), so a killed
+ * recorder loses at most the unflushed tail.  Writer functions print their
+ * own error (naming the file) and return -1; after the first write error
+ * every call fails fast.  Not thread-safe.
+ */
+#ifndef XPROF_SRC_DATAFILE_H
+#define XPROF_SRC_DATAFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DF_MAGIC        "XPROFDAT"
+#define DF_MAGIC_LEN    8
+#define DF_VERSION      1
+#define DF_ENDIAN_LITTLE 1
+#define DF_MAX_RECORD   (16u << 20)  /* a record larger than this is corruption */
+
+enum df_rec_type {
+	DF_REC_PROCESS = 1, /* a process appears (start, fork, attach) or execs */
+	DF_REC_THREAD = 2,  /* a thread appears or is renamed */
+	DF_REC_MAPPING = 3, /* an executable mapping */
+	DF_REC_STACK = 4,   /* an interned stack */
+	DF_REC_SAMPLE = 5,  /* one sample */
+	DF_REC_EXIT = 6,    /* a thread or process ended */
+	DF_REC_STAT = 7,    /* a named counter of the recorder (summary) */
+	DF_REC_JITSYM = 8,  /* a JIT symbol copied from a perf map or jitdump */
+	DF_REC_META = 9,    /* a key/value string: command line, hostname, ... */
+};
+
+enum df_process_flags {
+	DF_PROC_EXEC = 1 << 0,     /* this record starts a new image (exec): forget old mappings */
+	DF_PROC_ATTACHED = 1 << 1, /* was running before xprof attached */
+};
+
+struct df_writer;
+
+/*
+ * Create @path (truncating it) and write the header.  Returns NULL after
+ * printing an error.  @start_ns is the wall-clock start (CLOCK_REALTIME ns).
+ */
+struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns);
+
+/* Times (@t) are ns since the start of recording, CLOCK_MONOTONIC based. */
+int df_write_process(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
+		     const char *comm, const char *exe);
+int df_write_thread(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, const char *comm);
+int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
+		     uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
+		     size_t build_id_len);
+/* pcs[0] innermost; flags[] are enum xp_frame_flags; @nr may be 0. */
+int df_write_stack(struct df_writer *w, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
+		   uint32_t nr);
+int df_write_sample(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
+		    uint64_t weight);
+/* @status: wait status as from waitpid (exit code or signal). */
+int df_write_exit(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, int status);
+int df_write_stat(struct df_writer *w, const char *name, uint64_t value);
+int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size,
+		    const char *name);
+int df_write_meta(struct df_writer *w, const char *key, const char *value);
+
+/* write(2) what is buffered.  0 or -1 (printed). */
+int df_writer_flush(struct df_writer *w);
+/* Flush, fsync-free close, free.  0 or -1 (printed).  NULL is fine. */
+int df_writer_close(struct df_writer *w);
+/* Bytes written to the file so far (after the last flush). */
+uint64_t df_writer_bytes(const struct df_writer *w);
+
+#endif

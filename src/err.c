@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Implementation of the diagnostics in err.h and of the allocation helpers
+ * that abort instead of returning NULL.  Nothing here exits with a code of
+ * its own choosing except xp_die, which the caller gives a code.
+ */
+#include "err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int xp_verbosity;
+int xp_quiet;
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[4096];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* One write per line keeps lines whole when interleaved with the target. */
+	fprintf(stderr, "%s%s\n", prefix, buf);
+}
+
+int xp_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("xprof: error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void xp_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("xprof: warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void xp_hint(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("hint: ", fmt, ap);
+	va_end(ap);
+}
+
+void xp_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (xp_quiet)
+		return;
+	va_start(ap, fmt);
+	vreport("xprof: ", fmt, ap);
+	va_end(ap);
+}
+
+void xp_debug(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (xp_verbosity < level)
+		return;
+	va_start(ap, fmt);
+	vreport("xprof: debug: ", fmt, ap);
+	va_end(ap);
+}
+
+void xp_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("xprof: error: ", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void xp_bug(const char *file, int line, const char *what)
+{
+	fprintf(stderr, "xprof: BUG: %s:%d: %s\n", file, line, what);
+	abort();
+}
+
+static void *check(void *p)
+{
+	if (!p) {
+		fputs("xprof: error: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void *xp_malloc(unsigned long size)
+{
+	return check(malloc(size ? size : 1));
+}
+
+void *xp_calloc(unsigned long nmemb, unsigned long size)
+{
+	return check(calloc(nmemb ? nmemb : 1, size ? size : 1));
+}
+
+void *xp_realloc(void *p, unsigned long size)
+{
+	return check(realloc(p, size ? size : 1));
+}
+
+void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long elem)
+{
+	unsigned long n = *alloc;
+
+	if (need <= n)
+		return;
+	if (n < 16)
+		n = 16;
+	while (n < need)
+		n = n / 2 * 3 + 16;
+	if (n > ((unsigned long)-1) / elem)
+		XP_BUG("allocation size overflow");
+	*p = xp_realloc(*p, n * elem);
+	*alloc = n;
+}
+
+char *xp_strdup(const char *s)
+{
+	return check(strdup(s ? s : ""));
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Diagnostics shared by every part of xprof: errors, warnings, debug output
+ * gated by -v, and XP_BUG for broken invariants.  Messages go to stderr with
+ * the "xprof: " prefix because a launched command shares that stream.  This
+ * file does not decide exit codes; only cmd/ and main.c do.
+ */
+#ifndef XPROF_SRC_ERR_H
+#define XPROF_SRC_ERR_H
+
+#include <stdarg.h>
+
+#define XP_FMT(a, b) __attribute__((format(printf, a, b)))
+
+/* -v count and -q; set by main.c before a command runs. */
+extern int xp_verbosity;
+extern int xp_quiet;
+
+/* "xprof: error: ..." on stderr; always returns -1 so "return xp_error()" works. */
+int xp_error(const char *fmt, ...) XP_FMT(1, 2);
+/* "xprof: warning: ..." on stderr (suppressed by nothing: warnings matter). */
+void xp_warn(const char *fmt, ...) XP_FMT(1, 2);
+/* "hint: ..." line following an error. */
+void xp_hint(const char *fmt, ...) XP_FMT(1, 2);
+/* Plain "xprof: ..." informational line, suppressed by -q. */
+void xp_info(const char *fmt, ...) XP_FMT(1, 2);
+/* Debug line printed when -v was given at least @level times. */
+void xp_debug(int level, const char *fmt, ...) XP_FMT(2, 3);
+/* Error, then exit(@code).  Only for cmd/ and main.c, never while attached. */
+__attribute__((noreturn)) void xp_die(int code, const char *fmt, ...) XP_FMT(2, 3);
+
+__attribute__((noreturn)) void xp_bug(const char *file, int line, const char *what);
+#define XP_BUG(what) xp_bug(__FILE__, __LINE__, (what))
+
+/* Allocation that never returns NULL (aborts with a message instead). */
+void *xp_malloc(unsigned long size);
+void *xp_calloc(unsigned long nmemb, unsigned long size);
+void *xp_realloc(void *p, unsigned long size);
+/* Grow *@p (element size @elem) so that it holds at least @need elements. */
+void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long elem);
+char *xp_strdup(const char *s);
+
+#endif

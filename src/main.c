@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xprof's entry point: global options (-v, -q, --version, -h), then dispatch
+ * to a subcommand through a sorted table, as git does.  After the command
+ * returns, stdout is flushed and checked so a failed write is an error.
+ */
+#include "err.h"
+#include "version.h"
+#include "../cmd/cmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct cmd_struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct cmd_struct commands[] = {
+	{"attach", cmd_attach, "profile running processes for a while, then detach"},
+	{"help", cmd_help, "show help for xprof or one of its commands"},
+	{"record", cmd_record, "run a command and profile it until it exits"},
+	{"report", cmd_report, "read a data file and print the profile"},
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_main_help(FILE *f)
+{
+	size_t i;
+
+	fputs("usage: xprof [-v | -q] [--version] <command> [<args>]\n\n"
+	      "A sampling CPU profiler that works from outside the program, with ptrace.\n\n"
+	      "Commands:\n",
+	      f);
+	for (i = 0; i < NR_COMMANDS; i++)
+		fprintf(f, "    %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nGlobal options:\n"
+	      "    -v, --verbose    more diagnostics (repeatable)\n"
+	      "    -q, --quiet      no progress or summary output\n"
+	      "    --version        print the version and enabled features\n"
+	      "    -h, --help       show this help\n\n"
+	      "EXAMPLES\n"
+	      "    xprof record -- ./app arg        # profile ./app until it exits\n"
+	      "    xprof report --folded            # folded stacks from xprof.data\n"
+	      "    xprof report --flat              # functions by self time\n\n"
+	      "See 'xprof help <command>' for one command.\n",
+	      f);
+}
+
+static void print_version(void)
+{
+	printf("xprof %s\n", XPROF_VERSION);
+	printf("features: libdw %s, libunwind %s, capstone %s%s\n", XPROF_LIBDW_VERSION,
+	       XPROF_LIBUNWIND_VERSION, XPROF_CAPSTONE_VERSION,
+	       XPROF_HAVE_CXA_DEMANGLE ? ", demangle" : "");
+}
+
+static const struct cmd_struct *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+int cmd_help(int argc, char **argv)
+{
+	char *hargv[] = {NULL, "--help", NULL};
+	const struct cmd_struct *c;
+
+	if (argc < 2) {
+		print_main_help(stdout);
+		return 0;
+	}
+	c = find_command(argv[1]);
+	if (!c || c->fn == cmd_help) {
+		xp_error("'%s' is not an xprof command", argv[1]);
+		xp_hint("see 'xprof --help'");
+		return 2;
+	}
+	hargv[0] = argv[1];
+	return c->fn(2, hargv);
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd_struct *c;
+	int i, ret;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
+			xp_verbosity++;
+		else if (a[1] == 'v' && strspn(a + 1, "v") == strlen(a + 1))
+			xp_verbosity += (int)strlen(a + 1);
+		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+			xp_quiet = 1;
+		else if (!strcmp(a, "--version")) {
+			print_version();
+			return 0;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			print_main_help(stdout);
+			return 0;
+		} else {
+			xp_error("unknown option '%s'", a);
+			fputs("usage: xprof [-v | -q] [--version] <command> [<args>]\n", stderr);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		print_main_help(stderr);
+		return 2;
+	}
+	c = find_command(argv[i]);
+	if (!c) {
+		xp_error("'%s' is not an xprof command", argv[i]);
+		xp_hint("see 'xprof --help'");
+		return 2;
+	}
+	ret = c->fn(argc - i, argv + i);
+	if (fflush(stdout) || ferror(stdout)) {
+		xp_error("cannot write standard output: %s", strerror(errno));
+		return ret ? ret : 1;
+	}
+	return ret;
+}

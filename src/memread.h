@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading target memory for the unwinder.  A memread serves reads from the
+ * stack copy taken during the stop and, only when a frame chain leaves the
+ * copy, from the live process with process_vm_readv through a small page
+ * cache.  A memread belongs to one sample of one thread: create it after the
+ * copy, drop it after the unwind.  Not thread-safe.  Returns -errno, prints
+ * nothing.
+ */
+#ifndef XPROF_SRC_MEMREAD_H
+#define XPROF_SRC_MEMREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MEMREAD_PAGES 4
+#define MEMREAD_PAGE  4096
+
+struct memread {
+	pid_t pid;            /* 0: no live reads (canned memory in tests) */
+	uint64_t copy_addr;   /* target address of copy[0] */
+	size_t copy_len;
+	const uint8_t *copy;  /* borrowed, not owned */
+	struct {
+		uint64_t addr;    /* page-aligned; 0 = empty slot */
+		int len;          /* bytes valid from addr (short near a hole) */
+		uint8_t data[MEMREAD_PAGE];
+	} page[MEMREAD_PAGES];
+	unsigned next_victim;
+	uint64_t live_reads;  /* process_vm_readv calls made (statistics) */
+};
+
+void memread_init(struct memread *m, pid_t pid, uint64_t copy_addr, const void *copy,
+		  size_t copy_len);
+
+/* Read @len bytes at @addr.  0, or -EFAULT when any byte is unreadable. */
+int memread_read(struct memread *m, uint64_t addr, void *buf, size_t len);
+
+/* Read one little-endian word of @bytes (4 or 8) at @addr, zero-extended. */
+int memread_word(struct memread *m, uint64_t addr, unsigned bytes, uint64_t *out);
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unwinding seam: turns a register snapshot and target memory (the stack
+ * copy, extended on demand) into a list of code addresses, innermost first.
+ * It runs after the thread was resumed, on the copy.  Backends sit behind
+ * struct unwinder_ops (frame pointers with validation, CFI, or the hybrid of
+ * both); callers only see unwinder_new / unwind_stack.  Prints nothing.
+ */
+#ifndef XPROF_SRC_UNWIND_H
+#define XPROF_SRC_UNWIND_H
+
+#include <stdint.h>
+
+struct xp_arch;
+struct xp_regs;
+struct memread;
+struct addrspace;
+
+enum unwind_mode {
+	UNWIND_AUTO = 0, /* frame pointers, CFI where they are missing or invalid */
+	UNWIND_FP,       /* frame pointers only (innermost frame fixed with CFI/prologue analysis) */
+	UNWIND_DWARF,    /* CFI for every frame */
+};
+
+/* Per-frame flags stored beside each pc (in the data file too). */
+enum xp_frame_flags {
+	XP_FRAME_EXACT = 1 << 0,     /* pc is exact (innermost or interrupted), not a return address */
+	XP_FRAME_SYSCALL = 1 << 1,   /* "pc" is a system call number: leaf of a blocked thread */
+	XP_FRAME_TRUNCATED = 1 << 2, /* marker at the root: the walk hit --max-depth */
+	XP_FRAME_CFI = 1 << 3,       /* this frame's caller was found with CFI (diagnostics) */
+};
+
+struct unwind_stats {
+	uint64_t stacks, frames, frames_fp, frames_cfi, truncated, bad_frames;
+};
+
+struct unwinder;
+
+/* Never NULL.  @max_depth counts frames (>= 1). */
+struct unwinder *unwinder_new(enum unwind_mode mode, unsigned int max_depth);
+void unwinder_free(struct unwinder *u);
+
+/*
+ * Walk one thread's stack.  Writes up to @max entries of @pcs/@flags,
+ * innermost first (pcs[0] is the exact pc), and returns how many.  Never
+ * fails: garbage, cycles and unreadable memory end the walk cleanly.  When
+ * the walk is cut by the depth limit, the last entry is an
+ * XP_FRAME_TRUNCATED marker.  Not thread-safe (per-unwinder caches).
+ */
+unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
+			  const struct xp_regs *regs, struct memread *mem, struct addrspace *as,
+			  uint64_t *pcs, uint8_t *flags, unsigned int max);
+
+const struct unwind_stats *unwinder_stats(const struct unwinder *u);
+
+#endif
