@@ -70,7 +70,8 @@ static const struct cmd_struct *find_command(const char *name)
 
 int cmd_help(int argc, char **argv)
 {
-	char *hargv[] = {NULL, "--help", NULL};
+	char help_opt[] = "--help";
+	char *hargv[] = {NULL, help_opt, NULL};
 	const struct cmd_struct *c;
 
 	if (argc < 2) {
