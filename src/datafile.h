@@ -19,12 +19,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DF_MAGIC        "XPROFDAT"
-#define DF_MAGIC_LEN    8
-#define DF_VERSION      1
+#define DF_MAGIC	 "XPROFDAT"
+#define DF_MAGIC_LEN	 8
+#define DF_VERSION	 1
 #define DF_ENDIAN_LITTLE 1
-#define DF_MAX_RECORD   (16u << 20)  /* a record larger than this is corruption */
+#define DF_MAX_RECORD	 (16u << 20) /* a record larger than this is corruption */
+#define DF_HEADER_LEN	 24	     /* bytes of the version-1 file header */
+#define DF_REC_HDR_LEN	 8	     /* u32 type, u32 payload length */
+#define DF_BUILD_ID_MAX	 64	     /* longest build-id a mapping record may carry */
 
+/* Record types.  0 is never valid; types a reader does not know are skipped. */
 enum df_rec_type {
 	DF_REC_PROCESS = 1, /* a process appears (start, fork, attach) or execs */
 	DF_REC_THREAD = 2,  /* a thread appears or is renamed */
@@ -38,7 +42,7 @@ enum df_rec_type {
 };
 
 enum df_process_flags {
-	DF_PROC_EXEC = 1 << 0,     /* this record starts a new image (exec): forget old mappings */
+	DF_PROC_EXEC = 1 << 0,	   /* this record starts a new image (exec): forget old mappings */
 	DF_PROC_ATTACHED = 1 << 1, /* was running before xprof attached */
 };
 
@@ -54,15 +58,25 @@ struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t 
 int df_write_process(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
 		     const char *comm, const char *exe);
 int df_write_thread(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, const char *comm);
+/* @end > @start; @build_id_len <= DF_BUILD_ID_MAX (0: none known).  @prot is XP_PROT_*. */
 int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
 		     uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
 		     size_t build_id_len);
-/* pcs[0] innermost; flags[] are enum xp_frame_flags; @nr may be 0. */
+/*
+ * pcs[0] innermost; flags[] are enum xp_frame_flags; @nr may be 0.  Each
+ * distinct stack is stored once: offering an id already written does
+ * nothing and returns 0, so the recorder may call this before every sample
+ * that uses the stack (it must be written before the first such sample).
+ * The same id with other frames is an error (printed, -1).
+ */
 int df_write_stack(struct df_writer *w, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
 		   uint32_t nr);
 int df_write_sample(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
 		    uint64_t weight);
-/* @status: wait status as from waitpid (exit code or signal). */
+/*
+ * @status: wait status as from waitpid (exit code or signal).  @tid is the
+ * thread that ended; 0 when the record is about the whole process.
+ */
 int df_write_exit(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, int status);
 int df_write_stat(struct df_writer *w, const char *name, uint64_t value);
 int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size,
@@ -73,7 +87,7 @@ int df_write_meta(struct df_writer *w, const char *key, const char *value);
 int df_writer_flush(struct df_writer *w);
 /* Flush, fsync-free close, free.  0 or -1 (printed).  NULL is fine. */
 int df_writer_close(struct df_writer *w);
-/* Bytes written to the file so far (after the last flush). */
+/* Bytes written to the file so far (header included; buffered records are not). */
 uint64_t df_writer_bytes(const struct df_writer *w);
 
 #endif

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data file writer: encodes records little-endian into an in-memory
+ * buffer and write(2)s the buffer out only in df_writer_flush and
+ * df_writer_close, so the sampling loop never blocks on the disk between
+ * flushes.  It also remembers which stack ids it has written, so each
+ * distinct stack is stored once however often the recorder offers it.
+ * Payload layouts are in doc/data-format.md; the reader is profile.c.  This
+ * file does not decide when to flush (the recorder does).
+ */
+#include "datafile.h"
+#include "err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct df_writer {
+	char *path;
+	int fd;
+	bool failed;  /* a write failed: every later call returns -1 quietly */
+	uint8_t *buf; /* records not yet written */
+	size_t len;
+	unsigned long alloc;
+	uint64_t bytes; /* written to the file so far */
+	/*
+	 * Stack ids already written (open addressing, 0 = empty slot, id 0
+	 * tracked by zero_sum), with a checksum of the frames to catch an id
+	 * reused for a different stack.
+	 */
+	struct df_seen {
+		uint64_t id, sum;
+	} * seen;
+	size_t nr_seen, cap_seen;
+	bool zero_seen;
+	uint64_t zero_sum;
+};
+
+static void put_u8(uint8_t **p, uint8_t v)
+{
+	*(*p)++ = v;
+}
+
+static void put_u16(uint8_t **p, uint16_t v)
+{
+	put_u8(p, (uint8_t)v);
+	put_u8(p, (uint8_t)(v >> 8));
+}
+
+static void put_u32(uint8_t **p, uint32_t v)
+{
+	put_u16(p, (uint16_t)v);
+	put_u16(p, (uint16_t)(v >> 16));
+}
+
+static void put_u64(uint8_t **p, uint64_t v)
+{
+	put_u32(p, (uint32_t)v);
+	put_u32(p, (uint32_t)(v >> 32));
+}
+
+static void put_bytes(uint8_t **p, const void *s, size_t len)
+{
+	if (len)
+		memcpy(*p, s, len);
+	*p += len;
+}
+
+static void put_str(uint8_t **p, const char *s, size_t len)
+{
+	put_u32(p, (uint32_t)len);
+	put_bytes(p, s, len);
+}
+
+static size_t str_len(const char *s)
+{
+	return s ? strlen(s) : 0;
+}
+
+/* Write all of @len bytes at @buf; 0 or -errno. */
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int write_failed(struct df_writer *w, int err)
+{
+	w->failed = true;
+	w->len = 0;
+	return xp_error("cannot write '%s': %s", w->path, strerror(-err));
+}
+
+struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns)
+{
+	uint8_t hdr[DF_HEADER_LEN], *p = hdr;
+	struct df_writer *w;
+	int fd, err;
+
+	/* 0600 as perf does: the file names the programs and arguments that ran. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		xp_error("cannot create '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	put_bytes(&p, DF_MAGIC, DF_MAGIC_LEN);
+	put_u16(&p, DF_VERSION);
+	put_u8(&p, DF_ENDIAN_LITTLE);
+	put_u8(&p, 0);
+	put_u16(&p, e_machine);
+	put_u16(&p, DF_HEADER_LEN);
+	put_u64(&p, start_ns);
+	/* The header goes out at once: a recorder killed now leaves a valid, empty profile. */
+	err = write_all(fd, hdr, sizeof(hdr));
+	if (err) {
+		xp_error("cannot write '%s': %s", path, strerror(-err));
+		close(fd);
+		return NULL;
+	}
+	w = xp_calloc(1, sizeof(*w));
+	w->path = xp_strdup(path);
+	w->fd = fd;
+	w->bytes = sizeof(hdr);
+	return w;
+}
+
+/*
+ * Start a record of @type with a payload of @payload_len bytes at the end of
+ * the buffer and return where the payload goes, or NULL after printing an
+ * error (record too large).  The caller fills exactly @payload_len bytes.
+ */
+static uint8_t *rec_begin(struct df_writer *w, uint32_t type, uint64_t payload_len)
+{
+	uint8_t *p;
+
+	if (payload_len > DF_MAX_RECORD) {
+		xp_error("cannot write '%s': a record of type %u would be %llu bytes (limit %u)",
+			 w->path, type, (unsigned long long)payload_len, DF_MAX_RECORD);
+		return NULL;
+	}
+	xp_grow((void **)&w->buf, &w->alloc, w->len + DF_REC_HDR_LEN + payload_len, 1);
+	p = w->buf + w->len;
+	put_u32(&p, type);
+	put_u32(&p, (uint32_t)payload_len);
+	w->len += DF_REC_HDR_LEN + (size_t)payload_len;
+	return p;
+}
+
+int df_write_process(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
+		     const char *comm, const char *exe)
+{
+	size_t lc = str_len(comm), le = str_len(exe);
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	p = rec_begin(w, DF_REC_PROCESS, 8 + 4 + 4 + 4 + 4 + (uint64_t)lc + 4 + le);
+	if (!p)
+		return -1;
+	put_u64(&p, t);
+	put_u32(&p, (uint32_t)pid);
+	put_u32(&p, (uint32_t)ppid);
+	put_u32(&p, flags);
+	put_str(&p, comm, lc);
+	put_str(&p, exe, le);
+	return 0;
+}
+
+int df_write_thread(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, const char *comm)
+{
+	size_t lc = str_len(comm);
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	p = rec_begin(w, DF_REC_THREAD, 8 + 4 + 4 + 4 + (uint64_t)lc);
+	if (!p)
+		return -1;
+	put_u64(&p, t);
+	put_u32(&p, (uint32_t)pid);
+	put_u32(&p, (uint32_t)tid);
+	put_str(&p, comm, lc);
+	return 0;
+}
+
+int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
+		     uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
+		     size_t build_id_len)
+{
+	size_t lp = str_len(path);
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	if (end <= start)
+		return xp_error("cannot write '%s': mapping %#llx-%#llx of pid %d is empty",
+				w->path, (unsigned long long)start, (unsigned long long)end,
+				(int)pid);
+	if (build_id_len > DF_BUILD_ID_MAX || (build_id_len && !build_id))
+		return xp_error("cannot write '%s': build-id of %zu bytes for '%s'", w->path,
+				build_id_len, path ? path : "");
+	p = rec_begin(w, DF_REC_MAPPING,
+		      8 + 4 + 4 + 8 + 8 + 8 + 4 + (uint64_t)lp + 1 + build_id_len);
+	if (!p)
+		return -1;
+	put_u64(&p, t);
+	put_u32(&p, (uint32_t)pid);
+	put_u32(&p, prot);
+	put_u64(&p, start);
+	put_u64(&p, end);
+	put_u64(&p, offset);
+	put_str(&p, path, lp);
+	put_u8(&p, (uint8_t)build_id_len);
+	put_bytes(&p, build_id, build_id_len);
+	return 0;
+}
+
+/* FNV-1a over the frames: only to tell two stacks given the same id apart. */
+static uint64_t stack_sum(const uint64_t *pcs, const uint8_t *flags, uint32_t nr)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint32_t i;
+	int b;
+
+	for (i = 0; i < nr; i++) {
+		for (b = 0; b < 64; b += 8)
+			h = (h ^ ((pcs[i] >> b) & 0xff)) * 0x100000001b3ull;
+		h = (h ^ flags[i]) * 0x100000001b3ull;
+	}
+	return (h ^ nr) * 0x100000001b3ull;
+}
+
+static size_t id_slot(uint64_t id, size_t cap)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdull;
+	id ^= id >> 33;
+	return (size_t)id & (cap - 1);
+}
+
+/* The entry for @id, or the empty slot where it belongs.  @id != 0. */
+static struct df_seen *seen_find(struct df_writer *w, uint64_t id)
+{
+	size_t i = id_slot(id, w->cap_seen);
+
+	while (w->seen[i].id && w->seen[i].id != id)
+		i = (i + 1) & (w->cap_seen - 1);
+	return &w->seen[i];
+}
+
+static void seen_grow(struct df_writer *w)
+{
+	struct df_seen *old = w->seen;
+	size_t i, oldcap = w->cap_seen;
+
+	w->cap_seen = oldcap ? oldcap * 2 : 1024;
+	w->seen = xp_calloc(w->cap_seen, sizeof(*w->seen));
+	for (i = 0; i < oldcap; i++)
+		if (old[i].id)
+			*seen_find(w, old[i].id) = old[i];
+	free(old);
+}
+
+int df_write_stack(struct df_writer *w, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
+		   uint32_t nr)
+{
+	uint64_t sum = stack_sum(pcs, flags, nr), *known = NULL;
+	struct df_seen *s = NULL;
+	uint8_t *p;
+	uint32_t i;
+
+	if (w->failed)
+		return -1;
+	if (id == 0) {
+		if (w->zero_seen)
+			known = &w->zero_sum;
+	} else {
+		if ((w->nr_seen + 1) * 4 > w->cap_seen * 3)
+			seen_grow(w);
+		s = seen_find(w, id);
+		if (s->id)
+			known = &s->sum;
+	}
+	if (known) {
+		if (*known != sum)
+			return xp_error("cannot write '%s': stack id %llu reused for another stack",
+					w->path, (unsigned long long)id);
+		return 0;
+	}
+	p = rec_begin(w, DF_REC_STACK, 8 + 4 + (uint64_t)nr * 9);
+	if (!p)
+		return -1;
+	put_u64(&p, id);
+	put_u32(&p, nr);
+	for (i = 0; i < nr; i++)
+		put_u64(&p, pcs[i]);
+	put_bytes(&p, flags, nr);
+	if (s) {
+		s->id = id;
+		s->sum = sum;
+		w->nr_seen++;
+	} else {
+		w->zero_seen = true;
+		w->zero_sum = sum;
+	}
+	return 0;
+}
+
+int df_write_sample(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
+		    uint64_t weight)
+{
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	p = rec_begin(w, DF_REC_SAMPLE, 8 + 4 + 4 + 8 + 8);
+	if (!p)
+		return -1;
+	put_u64(&p, t);
+	put_u32(&p, (uint32_t)pid);
+	put_u32(&p, (uint32_t)tid);
+	put_u64(&p, stack_id);
+	put_u64(&p, weight);
+	return 0;
+}
+
+int df_write_exit(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, int status)
+{
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	p = rec_begin(w, DF_REC_EXIT, 8 + 4 + 4 + 4);
+	if (!p)
+		return -1;
+	put_u64(&p, t);
+	put_u32(&p, (uint32_t)pid);
+	put_u32(&p, (uint32_t)tid);
+	put_u32(&p, (uint32_t)status);
+	return 0;
+}
+
+int df_write_stat(struct df_writer *w, const char *name, uint64_t value)
+{
+	size_t ln = str_len(name);
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	p = rec_begin(w, DF_REC_STAT, 4 + (uint64_t)ln + 8);
+	if (!p)
+		return -1;
+	put_str(&p, name, ln);
+	put_u64(&p, value);
+	return 0;
+}
+
+int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size, const char *name)
+{
+	size_t ln = str_len(name);
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	p = rec_begin(w, DF_REC_JITSYM, 4 + 8 + 8 + 4 + (uint64_t)ln);
+	if (!p)
+		return -1;
+	put_u32(&p, (uint32_t)pid);
+	put_u64(&p, start);
+	put_u64(&p, size);
+	put_str(&p, name, ln);
+	return 0;
+}
+
+int df_write_meta(struct df_writer *w, const char *key, const char *value)
+{
+	size_t lk = str_len(key), lv = str_len(value);
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	p = rec_begin(w, DF_REC_META, 4 + (uint64_t)lk + 4 + lv);
+	if (!p)
+		return -1;
+	put_str(&p, key, lk);
+	put_str(&p, value, lv);
+	return 0;
+}
+
+int df_writer_flush(struct df_writer *w)
+{
+	int err;
+
+	if (w->failed)
+		return -1;
+	if (!w->len)
+		return 0;
+	err = write_all(w->fd, w->buf, w->len);
+	if (err)
+		return write_failed(w, err);
+	w->bytes += w->len;
+	w->len = 0;
+	return 0;
+}
+
+int df_writer_close(struct df_writer *w)
+{
+	int ret;
+
+	if (!w)
+		return 0;
+	ret = df_writer_flush(w);
+	/* close(2) can be where NFS reports a failed write. */
+	if (close(w->fd) && !ret && !w->failed)
+		ret = write_failed(w, -errno);
+	free(w->buf);
+	free(w->seen);
+	free(w->path);
+	free(w);
+	return ret;
+}
+
+uint64_t df_writer_bytes(const struct df_writer *w)
+{
+	return w->bytes;
+}
