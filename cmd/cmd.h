@@ -27,6 +27,8 @@ struct record_opts {
 	int call_graph;          /* enum unwind_mode */
 	uint64_t max_depth;
 	uint64_t duration_ns;    /* 0: until the command exits */
+	int mode;                /* enum sampler_mode */
+	bool no_follow;
 	char **argv;             /* the command, NULL-terminated */
 	int argc;
 };

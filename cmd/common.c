@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared pieces of record and attach: option choices, meta records, the
+ * summary paragraph and the one place that turns a ptrace errno into an
+ * explanation with hints (as perf's evsel__open_strerror does).
+ */
+#include "common.h"
+#include "err.h"
+#include "datafile.h"
+#include "sampler.h"
+#include "tracer.h"
+#include "version.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", NULL};
+const char *const common_mode_choices[] = {"cpu", "wall", NULL};
+
+int common_write_meta(struct df_writer *w, int argc, char **argv)
+{
+	char host[256] = "", cmdline[4096] = "";
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < argc && len + 2 < sizeof(cmdline); i++) {
+		int n = snprintf(cmdline + len, sizeof(cmdline) - len, "%s%s", i ? " " : "",
+				 argv[i]);
+
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len >= sizeof(cmdline))
+		cmdline[sizeof(cmdline) - 1] = 0;
+	gethostname(host, sizeof(host) - 1);
+	if (df_write_meta(w, "cmdline", cmdline) || df_write_meta(w, "hostname", host) ||
+	    df_write_meta(w, "xprof_version", XPROF_VERSION))
+		return -1;
+	return 0;
+}
+
+static const char *human_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 10ull << 20)
+		snprintf(buf, len, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 10ull << 10)
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+	return buf;
+}
+
+void common_print_summary(const struct sampler_opts *o, const struct sampler_stats *st,
+			  const struct tracer *t, const char *output, uint64_t bytes)
+{
+	double secs = (double)st->duration_ns / 1e9;
+	char size[32];
+
+	if (xp_quiet)
+		return;
+	fprintf(stderr,
+		"xprof: %llu samples in %.2f s (%.1f/s, %llu Hz requested per thread, "
+		"%llu late ticks), %llu failed, %llu threads in %llu processes; "
+		"stop p50 %.1f us, p99 %.1f us; wrote '%s' (%s)\n",
+		(unsigned long long)st->samples, secs, secs > 0 ? (double)st->samples / secs : 0.0,
+		(unsigned long long)o->freq_hz, (unsigned long long)st->late_ticks,
+		(unsigned long long)st->failed, (unsigned long long)t->threads_seen,
+		(unsigned long long)t->procs_seen, (double)sampler_stop_percentile(st, 50) / 1e3,
+		(double)sampler_stop_percentile(st, 99) / 1e3, output,
+		human_bytes(bytes, size, sizeof(size)));
+}
+
+static int read_int_file(const char *path, int *out)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%d", out) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+static pid_t tracer_of(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "TracerPid:", 10))
+			tracer = (pid_t)strtol(line + 10, NULL, 10);
+	fclose(f);
+	return tracer;
+}
+
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	buf[0] = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+int common_explain_trace_error(int err, pid_t pid, const char *what)
+{
+	char comm[64];
+	pid_t tracer;
+	int scope;
+
+	xp_error("cannot %s: %s", what, strerror(err));
+	if (err == ESRCH) {
+		xp_hint("no process with pid %d exists (or it has just exited)", (int)pid);
+		return -1;
+	}
+	if (err != EPERM)
+		return -1;
+	tracer = pid ? tracer_of(pid) : 0;
+	if (tracer) {
+		comm_of(tracer, comm, sizeof(comm));
+		xp_hint("pid %d is already traced by pid %d (%s); only one tracer is allowed",
+			(int)pid, (int)tracer, comm[0] ? comm : "?");
+		return -1;
+	}
+	if (!read_int_file("/proc/sys/kernel/yama/ptrace_scope", &scope) && scope > 0) {
+		xp_hint("kernel.yama.ptrace_scope is %d: %s", scope,
+			scope == 1   ? "only descendants can be traced"
+			: scope == 2 ? "only processes with CAP_SYS_PTRACE can trace"
+				     : "ptrace is disabled");
+		xp_hint("use 'xprof record -- <command>', run as root, or grant CAP_SYS_PTRACE");
+		return -1;
+	}
+	if (geteuid() == 0)
+		xp_hint("root without CAP_SYS_PTRACE: in a container, add it "
+			"(docker run --cap-add=SYS_PTRACE ...)");
+	else
+		xp_hint("the process may belong to another user: run as that user or as root");
+	return -1;
+}

@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sampling loop (see sampler.h).  While a thread is stopped we do only
+ * what needs the stop: registers and one bulk stack copy.  Unwinding,
+ * interning and writing happen after it runs again, from a queue of raw
+ * samples, once no interrupt is outstanding.
+ */
+#include "sampler.h"
+#include "tracer.h"
+#include "datafile.h"
+#include "memread.h"
+#include "stacktab.h"
+#include "err.h"
+#include "arch/arch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A raw sample waiting to be unwound. */
+struct raw_sample {
+	struct xp_process *proc; /* kept alive by the tracer until tracer_release */
+	pid_t tid;
+	uint64_t t, weight;
+	struct xp_regs regs;
+	size_t len;
+	uint8_t *copy;
+};
+
+struct sampler {
+	struct tracer *tr;
+	struct df_writer *w;
+	const struct sampler_opts *o;
+	struct sampler_stats *st;
+	const struct xp_arch *arch;
+	struct unwinder *unw;
+	struct stacktab stacks;
+	struct raw_sample *q;
+	unsigned long nq, qalloc;
+	uint64_t *pcs;
+	uint8_t *flags;
+	uint64_t start_mono, period, next_k, last_flush;
+	uint64_t rnd;
+	unsigned long pending;
+	bool stopping, write_failed;
+	int sigfd, timerfd;
+	uint64_t last_status;
+	int nsigint;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rel_ns(const struct sampler *s)
+{
+	return mono_ns() - s->start_mono;
+}
+
+static uint32_t next_rand(struct sampler *s)
+{
+	/* xorshift64*: statistical quality is plenty for timer jitter. */
+	s->rnd ^= s->rnd >> 12;
+	s->rnd ^= s->rnd << 25;
+	s->rnd ^= s->rnd >> 27;
+	return (uint32_t)((s->rnd * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+uint64_t sampler_tick_time(uint64_t start, uint64_t period, uint64_t k, uint32_t rnd)
+{
+	uint64_t span = period / 4; /* jitter in [-period/8, +period/8) */
+	uint64_t j = span ? (uint64_t)(((unsigned __int128)rnd * span) >> 32) : 0;
+
+	return start + k * period + j - span / 2;
+}
+
+uint64_t sampler_next_index(uint64_t start, uint64_t period, uint64_t now)
+{
+	if (now < start)
+		return 0;
+	return (now - start) / period + 1;
+}
+
+uint64_t sampler_stop_percentile(const struct sampler_stats *st, double p)
+{
+	uint64_t total = 0, acc = 0, want;
+	unsigned i;
+
+	for (i = 0; i < SAMPLER_STOP_HIST; i++)
+		total += st->stop_hist[i];
+	if (!total)
+		return 0;
+	want = (uint64_t)((double)total * p / 100.0);
+	if (want >= total)
+		want = total - 1;
+	for (i = 0; i < SAMPLER_STOP_HIST; i++) {
+		acc += st->stop_hist[i];
+		if (acc > want)
+			return (uint64_t)i * 2000 + 1000;
+	}
+	return st->stop_ns_max;
+}
+
+static int check_write(struct sampler *s, int ret)
+{
+	if (ret && !s->write_failed) {
+		s->write_failed = true;
+		s->stopping = true;
+		s->st->end = SAMPLER_END_WRITE_ERROR;
+	}
+	return ret;
+}
+
+static void arm_timer(struct sampler *s)
+{
+	uint64_t at = sampler_tick_time(s->start_mono, s->period, s->next_k, next_rand(s));
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
+					      .tv_nsec = (long)(at % 1000000000ull)}};
+
+	if (timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL))
+		xp_warn("cannot arm the sampling timer: %s", strerror(errno));
+}
+
+static void write_mappings(struct sampler *s, struct xp_process *p, uint64_t t)
+{
+	size_t i;
+
+	for (i = 0; i < p->as.nr; i++) {
+		struct xp_map *m = &p->as.maps[i];
+		const uint8_t *id = NULL;
+		size_t idlen = 0;
+
+		if (m->reported || !(m->prot & XP_PROT_EXEC))
+			continue;
+		if (m->mod)
+			idlen = module_build_id(m->mod, &id);
+		if (check_write(s, df_write_mapping(s->w, t, p->pid, m->start, m->end, m->offset,
+						    m->prot, m->path, id, idlen)))
+			return;
+		m->reported = true;
+	}
+}
+
+static void load_maps(struct sampler *s, struct xp_process *p, uint64_t t)
+{
+	int e = addrspace_load(&p->as);
+
+	p->maps_loaded_at = rel_ns(s);
+	if (e) {
+		xp_debug(1, "cannot read the mappings of pid %d: %s", (int)p->pid, strerror(-e));
+		return;
+	}
+	write_mappings(s, p, t);
+}
+
+static void report_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint64_t t)
+{
+	char path[64], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	check_write(s, df_write_process(s->w, t, p->pid, p->ppid, flags, p->comm, exe));
+	p->reported = true;
+	load_maps(s, p, t);
+}
+
+static void report_thread(struct sampler *s, struct xp_thread *th, uint64_t t)
+{
+	char path[80], comm[32] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)th->proc->pid, (int)th->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		comm[n > 0 ? n : 0] = 0;
+		comm[strcspn(comm, "\n")] = 0;
+	}
+	check_write(s, df_write_thread(s->w, t, th->proc->pid, th->tid, comm));
+	th->reported = true;
+}
+
+static struct raw_sample *queue_slot(struct sampler *s)
+{
+	unsigned long old = s->qalloc, i;
+	struct raw_sample *r;
+
+	xp_grow((void **)&s->q, &s->qalloc, s->nq + 1, sizeof(*s->q));
+	for (i = old; i < s->qalloc; i++)
+		s->q[i].copy = NULL;
+	r = &s->q[s->nq];
+	if (!r->copy)
+		r->copy = xp_malloc(s->o->stack_bytes);
+	return r;
+}
+
+/* Called with @th in a ptrace-stop: copy what the unwinder needs. */
+static void take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight)
+{
+	struct raw_sample *r = queue_slot(s);
+	struct iovec local, remote;
+	uint64_t sp;
+	ssize_t n;
+	int e;
+
+	e = s->arch->regs_read(th->tid, &r->regs);
+	if (e) {
+		s->st->failed++;
+		xp_debug(2, "cannot read registers of tid %d: %s", (int)th->tid, strerror(-e));
+		return;
+	}
+	sp = xp_regs_get(&r->regs, s->arch->dwarf_sp);
+	local.iov_base = r->copy;
+	local.iov_len = s->o->stack_bytes;
+	remote.iov_base = (void *)(uintptr_t)sp;
+	remote.iov_len = s->o->stack_bytes;
+	/* Short near the top of the stack: it stops at the first unreadable page. */
+	n = process_vm_readv(th->proc->pid, &local, 1, &remote, 1, 0);
+	r->len = n > 0 ? (size_t)n : 0;
+	if (n <= 0 && sp) {
+		/* The page-crossing window failed as a whole: retry to the end of SP's page. */
+		remote.iov_len = local.iov_len = 4096 - (sp & 4095);
+		n = process_vm_readv(th->proc->pid, &local, 1, &remote, 1, 0);
+		r->len = n > 0 ? (size_t)n : 0;
+	}
+	r->proc = th->proc;
+	r->tid = th->tid;
+	r->t = th->irq_time ? th->irq_time : rel_ns(s);
+	r->weight = weight;
+	s->st->stack_bytes_copied += r->len;
+	s->nq++;
+}
+
+static void unwind_one(struct sampler *s, struct raw_sample *r)
+{
+	struct xp_process *p = r->proc;
+	struct memread m;
+	uint64_t pc, id;
+	unsigned int nr;
+	bool is_new;
+
+	pc = xp_regs_get(&r->regs, s->arch->dwarf_pc);
+	/* A pc outside every known executable mapping: something was mapped since. */
+	if (!p->exited && !addrspace_is_exec(&p->as, pc) &&
+	    rel_ns(s) - p->maps_loaded_at > 10000000ull)
+		load_maps(s, p, r->t);
+	memread_init(&m, p->exited ? 0 : p->pid, xp_regs_get(&r->regs, s->arch->dwarf_sp), r->copy,
+		     r->len);
+	nr = unwind_stack(s->unw, s->arch, &r->regs, &m, &p->as, s->pcs, s->flags,
+			  s->o->max_depth + 1);
+	id = stacktab_intern(&s->stacks, s->pcs, s->flags, nr, &is_new);
+	if (is_new) {
+		s->st->stacks++;
+		if (check_write(s, df_write_stack(s->w, id, s->pcs, s->flags, nr)))
+			return;
+	}
+	if (check_write(s, df_write_sample(s->w, r->t, p->pid, r->tid, id, r->weight)))
+		return;
+	s->st->samples++;
+	s->st->weight_total += r->weight;
+}
+
+static void drain_queue(struct sampler *s)
+{
+	unsigned long i;
+
+	for (i = 0; i < s->nq; i++)
+		if (!s->write_failed)
+			unwind_one(s, &s->q[i]);
+	s->nq = 0;
+}
+
+static uint64_t read_cpu_ns(struct xp_thread *th)
+{
+	char buf[96];
+	ssize_t n;
+
+	if (th->schedstat_fd < 0)
+		return 0;
+	n = pread(th->schedstat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/* Weight of a sample of @th taken now, and whether it is due at all. */
+static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *weight)
+{
+	if (s->o->mode == SAMPLER_WALL) {
+		if (!th->cpu_init) {
+			th->cpu_init = true;
+			th->wall_sampled = now > s->period ? now - s->period : 0;
+		}
+		*weight = now - th->wall_sampled;
+		return true;
+	}
+	th->cpu_ns = read_cpu_ns(th);
+	if (!th->cpu_init) {
+		/* Launched threads start from zero; attached ones from now. */
+		th->cpu_init = true;
+		if (s->o->kind == SAMPLER_ATTACH && th->schedstat_fd >= 0) {
+			th->cpu_ns_sampled = th->cpu_ns;
+			return false;
+		}
+	}
+	if (th->schedstat_fd < 0) {
+		*weight = s->period;
+		return true;
+	}
+	if (th->cpu_ns <= th->cpu_ns_sampled)
+		return false; /* it has not run since its last sample */
+	*weight = th->cpu_ns - th->cpu_ns_sampled;
+	return true;
+}
+
+static void tick(struct sampler *s)
+{
+	uint64_t now = rel_ns(s), w;
+	struct xp_thread *th;
+	unsigned long i = 0;
+
+	s->st->ticks++;
+	while ((th = tracer_thread_at(s->tr, &i))) {
+		if (th->state != THREAD_RUNNING || th->sample_wanted || !th->proc->execed)
+			continue;
+		if (!thread_due(s, th, now, &w))
+			continue;
+		if (tracer_interrupt(s->tr, th))
+			continue;
+		th->sample_wanted = true;
+		th->irq_time = rel_ns(s);
+		th->cpu_ns_sampled = th->cpu_ns;
+		th->wall_sampled = now;
+		th->pending_weight = w;
+		s->pending++;
+		s->st->interrupts++;
+	}
+}
+
+static void record_stop_time(struct sampler *s, uint64_t ns)
+{
+	uint64_t b = ns / 2000;
+
+	if (b >= SAMPLER_STOP_HIST)
+		b = SAMPLER_STOP_HIST - 1;
+	s->st->stop_hist[b]++;
+	if (ns > s->st->stop_ns_max)
+		s->st->stop_ns_max = ns;
+}
+
+static void handle_status(struct sampler *s, pid_t tid, int status)
+{
+	struct xp_thread *th = tracer_find(s->tr, tid);
+	struct tracer_event ev;
+	bool wanted = th && th->sample_wanted;
+	uint64_t t = rel_ns(s);
+
+	if (wanted) {
+		th->sample_wanted = false;
+		s->pending--;
+	}
+	tracer_handle_status(s->tr, tid, status, &ev);
+	switch (ev.kind) {
+	case TEV_EXIT:
+		if (wanted)
+			s->st->failed++;
+		check_write(s, df_write_exit(s->w, t, ev.pid, tid, status));
+		if (tid == s->tr->root && s->o->kind == SAMPLER_RECORD) {
+			s->stopping = true;
+			s->st->end = SAMPLER_END_ROOT_EXITED;
+		}
+		return;
+	case TEV_STOP:
+		break;
+	default:
+		return;
+	}
+	th = ev.th;
+	if (ev.exec) {
+		/* Samples queued before the exec were taken in the old image. */
+		drain_queue(s);
+		report_process(s, th->proc, DF_PROC_EXEC, t);
+		report_thread(s, th, t);
+	} else if (!th->proc->reported && th->proc->execed) {
+		report_process(s, th->proc, 0, t);
+	}
+	if (!th->reported && th->proc->execed)
+		report_thread(s, th, t);
+	if (wanted && th->proc->execed)
+		take_sample(s, th, th->pending_weight);
+	if (tracer_finish_stop(s->tr, &ev) && ev.th)
+		xp_debug(1, "cannot resume tid %d: %s", (int)ev.th->tid, strerror(errno));
+	if (wanted)
+		record_stop_time(s, rel_ns(s) - th->irq_time);
+	if (ev.child && ev.child->proc != th->proc && !ev.child->proc->reported) {
+		ev.child->proc->ppid = th->proc->pid;
+		report_process(s, ev.child->proc, 0, t);
+	}
+}
+
+static void status_line(struct sampler *s, bool final)
+{
+	uint64_t now = rel_ns(s);
+
+	if (!s->o->status_line || xp_quiet)
+		return;
+	if (!final && now - s->last_status < 250000000ull)
+		return;
+	s->last_status = now;
+	fprintf(stderr, "\rxprof: %.1fs  %llu samples  %lu threads  %lu processes  %llu failed\033[K",
+		(double)now / 1e9, (unsigned long long)s->st->samples,
+		tracer_live_threads(s->tr), (unsigned long)s->tr->nprocs,
+		(unsigned long long)s->st->failed);
+	if (final)
+		fputs("\r\033[K", stderr);
+}
+
+static void handle_signal(struct sampler *s, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+
+	if (s->o->kind == SAMPLER_RECORD && sig == SIGINT && s->nsigint++ == 0) {
+		/*
+		 * Ctrl-C on a terminal reaches the command too (same process
+		 * group); one sent to xprof alone is passed on.  Either way the
+		 * command decides, and its exit ends the recording.
+		 */
+		if (si->ssi_code != SI_KERNEL && s->tr->root)
+			kill(s->tr->root, SIGINT);
+		return;
+	}
+	if (s->o->kind == SAMPLER_RECORD && sig != SIGINT && s->tr->root && !s->tr->root_done)
+		kill(s->tr->root, sig);
+	s->stopping = true;
+	s->st->end = SAMPLER_END_SIGNAL;
+	s->st->end_signal = sig;
+}
+
+static int setup_fds(struct sampler *s)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sigfd < 0)
+		return xp_error("cannot create a signalfd: %s", strerror(errno));
+	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->timerfd < 0)
+		return xp_error("cannot create a timerfd: %s", strerror(errno));
+	return 0;
+}
+
+static void write_stats(struct sampler *s)
+{
+	const struct sampler_stats *st = s->st;
+	const struct unwind_stats *us = unwinder_stats(s->unw);
+	struct {
+		const char *name;
+		uint64_t v;
+	} stats[] = {
+		{"freq_hz", s->o->freq_hz},
+		{"mode_wall", s->o->mode == SAMPLER_WALL},
+		{"duration_ns", st->duration_ns},
+		{"ticks", st->ticks},
+		{"late_ticks", st->late_ticks},
+		{"interrupts", st->interrupts},
+		{"samples", st->samples},
+		{"failed", st->failed},
+		{"vanished", s->tr->vanished},
+		{"threads", s->tr->threads_seen},
+		{"processes", s->tr->procs_seen},
+		{"stop_p50_ns", sampler_stop_percentile(st, 50)},
+		{"stop_p99_ns", sampler_stop_percentile(st, 99)},
+		{"stop_max_ns", st->stop_ns_max},
+		{"stack_bytes_copied", st->stack_bytes_copied},
+		{"frames_fp", us->frames_fp},
+		{"frames_cfi", us->frames_cfi},
+		{"unwind_truncated", us->truncated},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
+		if (check_write(s, df_write_stat(s->w, stats[i].name, stats[i].v)))
+			return;
+}
+
+static void drain_waits(struct sampler *s, bool *none_left)
+{
+	int status;
+	pid_t tid;
+
+	*none_left = false;
+	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+		handle_status(s, tid, status);
+	if (tid < 0 && errno == ECHILD)
+		*none_left = true;
+}
+
+int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts *o,
+		struct sampler_stats *st)
+{
+	struct sampler s = {.tr = t, .w = w, .o = o, .st = st, .sigfd = -1, .timerfd = -1};
+	unsigned long i;
+	bool none_left;
+	int ret = 0;
+
+	memset(st, 0, sizeof(*st));
+	s.arch = xp_arch_host();
+	s.start_mono = mono_ns();
+	s.period = 1000000000ull / (o->freq_hz ? o->freq_hz : 1);
+	s.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	s.unw = unwinder_new(o->unwind, o->max_depth);
+	s.pcs = xp_calloc(o->max_depth + 2, sizeof(*s.pcs));
+	s.flags = xp_calloc(o->max_depth + 2, 1);
+	stacktab_init(&s.stacks);
+	if (setup_fds(&s)) {
+		ret = -1;
+		goto out;
+	}
+	/* Processes present from the start (attach): describe them now. */
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->execed && !t->procs[i]->reported)
+			report_process(&s, t->procs[i], t->root ? 0 : DF_PROC_ATTACHED, 0);
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->proc->execed && !t->threads[i]->reported)
+			report_thread(&s, t->threads[i], 0);
+	s.next_k = 1;
+	arm_timer(&s);
+	while (!s.stopping) {
+		struct pollfd pfd[2] = {{s.sigfd, POLLIN, 0}, {s.timerfd, POLLIN, 0}};
+		uint64_t now;
+
+		drain_waits(&s, &none_left);
+		if (s.stopping)
+			break;
+		if (none_left || !tracer_live_threads(t)) {
+			st->end = SAMPLER_END_ALL_EXITED;
+			break;
+		}
+		if (!s.pending)
+			drain_queue(&s);
+		now = rel_ns(&s);
+		if (o->duration_ns && now >= o->duration_ns) {
+			st->end = SAMPLER_END_DURATION;
+			break;
+		}
+		if (now - s.last_flush >= 1000000000ull) {
+			check_write(&s, df_writer_flush(w));
+			s.last_flush = now;
+		}
+		status_line(&s, false);
+		if (poll(pfd, 2, s.pending ? 2 : 250) < 0 && errno != EINTR) {
+			ret = xp_error("poll failed: %s", strerror(errno));
+			st->end = SAMPLER_END_ERROR;
+			break;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(s.sigfd, &si, sizeof(si)) == sizeof(si))
+				if (si.ssi_signo != SIGCHLD)
+					handle_signal(&s, &si);
+		}
+		if (pfd[1].revents & POLLIN) {
+			uint64_t exp, k;
+
+			if (read(s.timerfd, &exp, sizeof(exp)) != sizeof(exp))
+				continue;
+			now = mono_ns();
+			k = sampler_next_index(s.start_mono, s.period, now);
+			if (k > s.next_k + 1)
+				st->late_ticks += k - s.next_k - 1;
+			s.next_k = k > s.next_k ? k : s.next_k + 1;
+			tick(&s);
+			arm_timer(&s);
+		}
+	}
+	st->duration_ns = rel_ns(&s);
+	drain_waits(&s, &none_left);
+	drain_queue(&s);
+	status_line(&s, true);
+	if (tracer_detach_all(t))
+		xp_warn("could not detach cleanly from every thread");
+	write_stats(&s);
+	if (!s.write_failed)
+		check_write(&s, df_writer_flush(w));
+	if (s.write_failed)
+		ret = -1;
+out:
+	for (i = 0; i < s.qalloc; i++)
+		free(s.q[i].copy);
+	free(s.q);
+	free(s.pcs);
+	free(s.flags);
+	stacktab_release(&s.stacks);
+	unwinder_free(s.unw);
+	if (s.sigfd >= 0)
+		close(s.sigfd);
+	if (s.timerfd >= 0)
+		close(s.timerfd);
+	return ret;
+}

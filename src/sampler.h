@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sampler: the event loop of a recording.  A timerfd ticks at the
+ * requested rate with random jitter (so periodic work in the target does
+ * not alias with the samples, as in py-spy's timer.rs); each tick interrupts
+ * every thread that is due, and each resulting stop is used at once: one
+ * PTRACE_GETREGSET, one bulk process_vm_readv of the stack, resume.  Stacks
+ * are unwound on the copies after the threads run again, interned, and
+ * written with their samples.  Every ptrace event (clone, fork, exec, exit,
+ * signals, group-stops) is handled in the same loop (PTRACE-NOTES trap 1).
+ *
+ * Prints only through err.h and the optional status line.  Not thread-safe.
+ */
+#ifndef XPROF_SRC_SAMPLER_H
+#define XPROF_SRC_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind.h"
+
+struct tracer;
+struct df_writer;
+
+enum sampler_mode {
+	SAMPLER_CPU = 0, /* threads that ran since the last tick, weighted by CPU time */
+	SAMPLER_WALL,    /* every thread, weighted by elapsed time */
+};
+
+enum sampler_kind {
+	SAMPLER_RECORD, /* the tracer launched the root command */
+	SAMPLER_ATTACH, /* the tracer attached to running processes */
+};
+
+struct sampler_opts {
+	uint64_t freq_hz;
+	enum unwind_mode unwind;
+	unsigned int max_depth;
+	uint64_t duration_ns;   /* 0: no limit */
+	enum sampler_mode mode;
+	enum sampler_kind kind;
+	size_t stack_bytes;     /* bytes copied from SP per sample */
+	bool status_line;       /* live status on stderr (a terminal) */
+};
+
+#define SAMPLER_STACK_BYTES (16 * 1024)
+#define SAMPLER_STOP_HIST   512 /* stop-time histogram buckets of 2 us */
+
+enum sampler_end {
+	SAMPLER_END_ROOT_EXITED,
+	SAMPLER_END_ALL_EXITED,
+	SAMPLER_END_DURATION,
+	SAMPLER_END_SIGNAL,
+	SAMPLER_END_WRITE_ERROR,
+	SAMPLER_END_ERROR,
+};
+
+struct sampler_stats {
+	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
+	uint64_t duration_ns;
+	uint64_t weight_total;
+	uint64_t stacks;
+	uint64_t stop_hist[SAMPLER_STOP_HIST]; /* interrupt -> resume, 2 us buckets */
+	uint64_t stop_ns_max;
+	uint64_t stack_bytes_copied;
+	int end_signal;        /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
+	enum sampler_end end;
+};
+
+/*
+ * Run the loop until the end condition and write everything to @w.  The
+ * tracer must already hold the launched or attached threads.  Detaches from
+ * everything before returning.  0, or -1 after a printed error.
+ */
+int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts *o,
+		struct sampler_stats *st);
+
+/* Stop-time percentile (0 < @p < 100) from the histogram, in ns. */
+uint64_t sampler_stop_percentile(const struct sampler_stats *st, double p);
+
+/*
+ * Schedule maths, pure (unit-tested): the time of tick @k of a schedule
+ * starting at @start with @period, shifted by a jitter drawn from @rnd in
+ * [0, 2^32) to within +-@period/8.
+ */
+uint64_t sampler_tick_time(uint64_t start, uint64_t period, uint64_t k, uint32_t rnd);
+/* First tick index whose grid time (without jitter) is after @now. */
+uint64_t sampler_next_index(uint64_t start, uint64_t period, uint64_t now);
+
+#endif

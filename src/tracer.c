@@ -1,0 +1,592 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptrace bookkeeping for every traced thread and process: launch under
+ * PTRACE_SEIZE, seize running processes, decode wait statuses into events,
+ * resume with the right signal, and detach.  Sampling decisions belong to
+ * the sampler; this file only knows the ptrace state machine (see strace's
+ * README-linux-ptrace and ptrace(2), "Group-stop" and "PTRACE_EVENT stops").
+ */
+#include "tracer.h"
+#include "err.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+static unsigned long seize_options(const struct tracer *t)
+{
+	unsigned long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+
+	if (t->flags & TRACER_FOLLOW)
+		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	return o;
+}
+
+void tracer_init(struct tracer *t, unsigned int flags)
+{
+	memset(t, 0, sizeof(*t));
+	t->flags = flags;
+	t->exec_err_fd = -1;
+	t->mc = module_cache_new();
+}
+
+static void free_thread(struct xp_thread *th)
+{
+	if (th->schedstat_fd >= 0)
+		close(th->schedstat_fd);
+	free(th);
+}
+
+void tracer_release(struct tracer *t)
+{
+	unsigned long i;
+
+	for (i = 0; i < t->nthreads; i++)
+		free_thread(t->threads[i]);
+	for (i = 0; i < t->nprocs; i++) {
+		addrspace_release(&t->procs[i]->as);
+		free(t->procs[i]);
+	}
+	free(t->threads);
+	free(t->procs);
+	if (t->exec_err_fd >= 0)
+		close(t->exec_err_fd);
+	module_cache_free(t->mc);
+	memset(t, 0, sizeof(*t));
+	t->exec_err_fd = -1;
+}
+
+/* Threads are kept sorted by tid: lookups by bisection, iteration in order. */
+static unsigned long thread_pos(const struct tracer *t, pid_t tid, bool *found)
+{
+	unsigned long lo = 0, hi = t->nthreads;
+
+	while (lo < hi) {
+		unsigned long mid = lo + (hi - lo) / 2;
+
+		if (t->threads[mid]->tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < t->nthreads && t->threads[lo]->tid == tid;
+	return lo;
+}
+
+struct xp_thread *tracer_find(const struct tracer *t, pid_t tid)
+{
+	bool found;
+	unsigned long i = thread_pos(t, tid, &found);
+
+	return found ? t->threads[i] : NULL;
+}
+
+struct xp_thread *tracer_thread_at(const struct tracer *t, unsigned long *i)
+{
+	return *i < t->nthreads ? t->threads[(*i)++] : NULL;
+}
+
+unsigned long tracer_live_threads(const struct tracer *t)
+{
+	return t->nthreads;
+}
+
+static struct xp_process *find_proc(const struct tracer *t, pid_t pid)
+{
+	unsigned long i;
+
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->pid == pid && !t->procs[i]->exited)
+			return t->procs[i];
+	return NULL;
+}
+
+static void read_comm(pid_t pid, pid_t tid, char *out, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	out[0] = 0;
+	if (fd < 0)
+		return;
+	n = read(fd, out, len - 1);
+	close(fd);
+	if (n <= 0) {
+		out[0] = 0;
+		return;
+	}
+	out[n] = 0;
+	out[strcspn(out, "\n")] = 0;
+}
+
+static struct xp_process *add_proc(struct tracer *t, pid_t pid, pid_t ppid)
+{
+	struct xp_process *p = xp_calloc(1, sizeof(*p));
+
+	p->pid = pid;
+	p->ppid = ppid;
+	addrspace_init(&p->as, pid, t->mc);
+	read_comm(pid, pid, p->comm, sizeof(p->comm));
+	xp_grow((void **)&t->procs, &t->procs_alloc, t->nprocs + 1, sizeof(*t->procs));
+	t->procs[t->nprocs++] = p;
+	t->procs_seen++;
+	return p;
+}
+
+static int open_schedstat(pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static struct xp_thread *add_thread(struct tracer *t, struct xp_process *p, pid_t tid,
+				    enum thread_state state)
+{
+	struct xp_thread *th;
+	unsigned long alloc = t->nslots;
+	bool found;
+	unsigned long i = thread_pos(t, tid, &found);
+
+	if (found)
+		return t->threads[i];
+	th = xp_calloc(1, sizeof(*th));
+	th->tid = tid;
+	th->state = state;
+	th->proc = p;
+	th->schedstat_fd = open_schedstat(p->pid, tid);
+	xp_grow((void **)&t->threads, &alloc, t->nthreads + 1, sizeof(*t->threads));
+	t->nslots = alloc;
+	memmove(t->threads + i + 1, t->threads + i, (t->nthreads - i) * sizeof(*t->threads));
+	t->threads[i] = th;
+	t->nthreads++;
+	p->nr_threads++;
+	t->threads_seen++;
+	return th;
+}
+
+static void remove_thread(struct tracer *t, struct xp_thread *th)
+{
+	bool found;
+	unsigned long i = thread_pos(t, th->tid, &found);
+
+	if (!found || t->threads[i] != th)
+		XP_BUG("removing an unknown thread");
+	memmove(t->threads + i, t->threads + i + 1, (t->nthreads - i - 1) * sizeof(*t->threads));
+	t->nthreads--;
+	th->proc->nr_threads--;
+	free_thread(th);
+}
+
+/* Tgid and PPid of @tid from /proc, for threads reported before their creator's event. */
+static int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int got = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f) && got < 2) {
+		if (!strncmp(line, "Tgid:", 5)) {
+			*tgid = (pid_t)strtol(line + 5, NULL, 10);
+			got++;
+		} else if (!strncmp(line, "PPid:", 5)) {
+			*ppid = (pid_t)strtol(line + 5, NULL, 10);
+			got++;
+		}
+	}
+	fclose(f);
+	return got == 2 ? 0 : -EINVAL;
+}
+
+/* A thread we have not heard of: a new thread or process whose creator's event is still queued. */
+static struct xp_thread *adopt(struct tracer *t, pid_t tid, pid_t hint_tgid, pid_t hint_ppid)
+{
+	pid_t tgid = hint_tgid, ppid = hint_ppid;
+	struct xp_process *p;
+
+	if (proc_status_ids(tid, &tgid, &ppid) && !tgid)
+		tgid = tid;
+	p = find_proc(t, tgid);
+	if (!p) {
+		p = add_proc(t, tgid, ppid);
+		p->execed = true; /* a fork child runs its parent's image */
+	}
+	return add_thread(t, p, tid, THREAD_NEW);
+}
+
+int tracer_launch(struct tracer *t, char **argv)
+{
+	int go[2], err[2], e;
+	struct xp_process *p;
+	sigset_t empty;
+	pid_t pid;
+	char c = 'g';
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(err, O_CLOEXEC)) {
+		e = -errno;
+		close(go[0]);
+		close(go[1]);
+		return e;
+	}
+	pid = fork();
+	if (pid < 0) {
+		e = -errno;
+		close(go[0]);
+		close(go[1]);
+		close(err[0]);
+		close(err[1]);
+		return e;
+	}
+	if (pid == 0) {
+		/* Child: wait until the parent has seized us, then exec. */
+		sigemptyset(&empty);
+		sigprocmask(SIG_SETMASK, &empty, NULL);
+		close(go[1]);
+		close(err[0]);
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		if (c != 'g')
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	if (ptrace(PTRACE_SEIZE, pid, 0, seize_options(t)) < 0) {
+		e = -errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(go[1]);
+		close(err[0]);
+		return e;
+	}
+	p = add_proc(t, pid, getpid());
+	add_thread(t, p, pid, THREAD_RUNNING);
+	t->root = pid;
+	t->exec_err_fd = err[0];
+	if (write(go[1], &c, 1) != 1)
+		e = -errno;
+	else
+		e = 0;
+	close(go[1]);
+	return e;
+}
+
+int tracer_exec_error(struct tracer *t)
+{
+	int e = 0;
+
+	if (t->exec_err_fd < 0)
+		return 0;
+	if (read(t->exec_err_fd, &e, sizeof(e)) != sizeof(e))
+		e = 0;
+	return e;
+}
+
+static int seize_thread(struct tracer *t, struct xp_process *p, pid_t tid)
+{
+	if (tracer_find(t, tid))
+		return 0;
+	if (ptrace(PTRACE_SEIZE, tid, 0, seize_options(t)) < 0)
+		return -errno;
+	add_thread(t, p, tid, THREAD_RUNNING);
+	return 0;
+}
+
+int tracer_attach(struct tracer *t, pid_t pid)
+{
+	struct xp_process *p;
+	pid_t tgid = 0, ppid = 0;
+	char path[64];
+	int e, rounds, added;
+
+	if ((e = proc_status_ids(pid, &tgid, &ppid)))
+		return e == -ENOENT ? -ESRCH : e;
+	if (tgid != pid)
+		return -EINVAL; /* a thread id, not a process id */
+	if (ptrace(PTRACE_SEIZE, pid, 0, seize_options(t)) < 0)
+		return -errno;
+	p = add_proc(t, pid, ppid);
+	p->execed = true;
+	add_thread(t, p, pid, THREAD_RUNNING);
+	/*
+	 * Threads created while we scan are either in the listing of a later
+	 * pass or auto-attached through PTRACE_O_TRACECLONE by an already
+	 * seized thread; rescan until a pass adds nothing.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	for (rounds = 0; rounds < 100; rounds++) {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			break;
+		added = 0;
+		while ((de = readdir(d))) {
+			char *end;
+			long tid = strtol(de->d_name, &end, 10);
+
+			if (*end || tid <= 0 || tracer_find(t, (pid_t)tid))
+				continue;
+			if (!seize_thread(t, p, (pid_t)tid))
+				added++;
+		}
+		closedir(d);
+		if (!added)
+			break;
+	}
+	return 0;
+}
+
+int tracer_interrupt(struct tracer *t, struct xp_thread *th)
+{
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0) {
+		if (errno == ESRCH)
+			t->vanished++;
+		return -errno;
+	}
+	th->interrupt_pending = true;
+	return 0;
+}
+
+int tracer_resume(struct tracer *t, struct xp_thread *th, int sig)
+{
+	(void)t;
+	if (ptrace(PTRACE_CONT, th->tid, 0, (long)sig) < 0)
+		return -errno;
+	th->state = THREAD_RUNNING;
+	return 0;
+}
+
+int tracer_finish_stop(struct tracer *t, const struct tracer_event *ev)
+{
+	struct xp_thread *th = ev->th;
+
+	if (ev->kind != TEV_STOP || !th)
+		return 0;
+	if (ev->listen) {
+		if (ptrace(PTRACE_LISTEN, th->tid, 0, 0) < 0)
+			return -errno;
+		th->state = THREAD_LISTENING;
+		return 0;
+	}
+	return tracer_resume(t, th, ev->sig);
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void handle_exec(struct tracer *t, struct xp_thread *th)
+{
+	struct xp_process *p = th->proc;
+	unsigned long former = 0, i;
+
+	/*
+	 * ptrace(2) "execve(2) under ptrace": every other thread is gone; a
+	 * non-leader that exec'd now has the leader's tid and its old tid is
+	 * never reported again.
+	 */
+	if (ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &former) == 0 && (pid_t)former != th->tid) {
+		struct xp_thread *old = tracer_find(t, (pid_t)former);
+
+		if (old && old != th)
+			remove_thread(t, old);
+	}
+	for (i = 0; i < t->nthreads;) {
+		struct xp_thread *o = t->threads[i];
+
+		if (o->proc == p && o != th)
+			remove_thread(t, o);
+		else
+			i++;
+	}
+	p->execed = true;
+	addrspace_release(&p->as);
+	addrspace_init(&p->as, p->pid, t->mc);
+	read_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
+	if (th->schedstat_fd >= 0)
+		close(th->schedstat_fd);
+	th->schedstat_fd = open_schedstat(p->pid, th->tid);
+}
+
+static void handle_new_child(struct tracer *t, struct xp_thread *parent, int event,
+			     struct tracer_event *ev)
+{
+	unsigned long msg = 0;
+	struct xp_thread *child;
+	pid_t tgid, ppid;
+
+	if (ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg) < 0 || !msg)
+		return;
+	child = tracer_find(t, (pid_t)msg);
+	if (child) {
+		ev->child = child;
+		return;
+	}
+	if (event == PTRACE_EVENT_CLONE) {
+		/* A thread, unless clone() made a process: ask /proc. */
+		tgid = parent->proc->pid;
+		ppid = parent->proc->ppid;
+		child = adopt(t, (pid_t)msg, tgid, ppid);
+	} else {
+		child = adopt(t, (pid_t)msg, (pid_t)msg, parent->proc->pid);
+		child->proc->ppid = parent->proc->pid;
+	}
+	ev->child = child;
+}
+
+int tracer_handle_status(struct tracer *t, pid_t tid, int status, struct tracer_event *ev)
+{
+	struct xp_thread *th = tracer_find(t, tid);
+	int sig, event;
+	bool pending;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->tid = tid;
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		ev->kind = TEV_EXIT;
+		ev->status = status;
+		if (tid == t->root) {
+			t->root_done = true;
+			t->root_status = status;
+		}
+		if (!th) {
+			ev->pid = tid;
+			return 0;
+		}
+		ev->pid = th->proc->pid;
+		if (tid == th->proc->pid)
+			th->proc->exited = true;
+		remove_thread(t, th);
+		return 0;
+	}
+	if (!WIFSTOPPED(status))
+		return 0;
+	if (!th)
+		th = adopt(t, tid, 0, 0);
+	sig = WSTOPSIG(status);
+	event = (unsigned)status >> 16;
+	pending = th->interrupt_pending;
+	th->interrupt_pending = false;
+	ev->fresh = th->state == THREAD_NEW;
+	th->state = THREAD_STOPPED;
+	ev->kind = TEV_STOP;
+	ev->th = th;
+	ev->pid = th->proc->pid;
+	switch (event) {
+	case PTRACE_EVENT_STOP:
+		if (is_stop_signal(sig))
+			ev->listen = true; /* group-stop: keep job control working */
+		else
+			ev->interrupt = pending;
+		break;
+	case PTRACE_EVENT_CLONE:
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		handle_new_child(t, th, event, ev);
+		break;
+	case PTRACE_EVENT_EXEC:
+		handle_exec(t, th);
+		ev->exec = true;
+		break;
+	case 0:
+		ev->sig = sig; /* signal-delivery-stop: deliver it on resume */
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int tracer_detach_all(struct tracer *t)
+{
+	uint64_t deadline = now_ms() + 3000;
+	unsigned long i;
+	int failed = 0;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct xp_thread *th = t->threads[i];
+
+		th->detaching = true;
+		if (th->state == THREAD_STOPPED) {
+			ptrace(PTRACE_DETACH, th->tid, 0, 0);
+			th->state = THREAD_GONE;
+		} else if (th->state == THREAD_RUNNING || th->state == THREAD_LISTENING) {
+			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 && errno != ESRCH)
+				failed++;
+		}
+	}
+	/* Drop what is already detached. */
+	for (i = 0; i < t->nthreads;) {
+		if (t->threads[i]->state == THREAD_GONE)
+			remove_thread(t, t->threads[i]);
+		else
+			i++;
+	}
+	while (t->nthreads && now_ms() < deadline) {
+		struct tracer_event ev;
+		int status;
+		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: nothing left */
+		}
+		if (tid == 0) {
+			struct timespec ts = {0, 200000};
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		tracer_handle_status(t, tid, status, &ev);
+		if (ev.kind != TEV_STOP)
+			continue;
+		if (ev.child && !ev.child->detaching) {
+			/* Born during detach: it starts stopped; detach at its first stop. */
+			ev.child->detaching = true;
+		}
+		if (ev.fresh && !ev.th->detaching)
+			ev.th->detaching = true;
+		if (ptrace(PTRACE_DETACH, tid, 0, (long)ev.sig) < 0 && errno != ESRCH)
+			failed++;
+		remove_thread(t, ev.th);
+	}
+	failed += (int)t->nthreads;
+	return failed;
+}
