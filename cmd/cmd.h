@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
@@ -35,5 +36,17 @@ struct record_opts {
 
 /* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
 int record_parse_args(int argc, char **argv, struct record_opts *opts);
+
+#define XP_MAX_PIDS 64
+
+struct attach_opts {
+	struct record_opts rec;  /* the shared options; argv unused */
+	const char *pids;        /* -p as given */
+	pid_t pid[XP_MAX_PIDS];
+	unsigned int npids;
+};
+
+/* Same conventions as record_parse_args. */
+int attach_parse_args(int argc, char **argv, struct attach_opts *opts);
 
 #endif
