@@ -202,14 +202,13 @@ static int test_round_trip(void)
 /* The same through a real file and profile_load. */
 static int test_round_trip_file(void)
 {
-	const char *path = tmp_file();
-	struct profile p;
-	uint8_t *buf;
 	size_t len;
+	uint8_t *buf = make_file(62, &len);
+	const char *path = tmp_file(); /* after make_file: both use tmp_path */
+	struct profile p;
 	FILE *f;
 	int ret;
 
-	buf = make_file(62, &len);
 	T_ASSERT(buf && path);
 	f = fopen(path, "wb");
 	T_ASSERT(f);
