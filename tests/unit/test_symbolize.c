@@ -13,6 +13,7 @@
  */
 #include "profile.h"
 #include "symbolize/symbolize.h"
+#include "../cmd/cmd.h"
 
 #include "stderr_capture.h"
 #include "t.h"
@@ -329,5 +330,35 @@ static int test_unresolved(void)
 	return T_OK;
 }
 
+/* The whole report path on real addresses: folded output names our functions. */
+static int test_report_self(void)
+{
+	struct report_opts opts = REPORT_OPTS_INIT;
+	struct profile p;
+	char *text = NULL, expect[256];
+	size_t len = 0;
+	FILE *out;
+	int ret;
+
+	if (setup())
+		return T_SKIP;
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	opts.format = REPORT_FOLDED;
+	out = open_memstream(&text, &len);
+	T_ASSERT(out);
+	cap_begin();
+	ret = report_profile(&opts, &p, out);
+	cap_end();
+	fclose(out);
+	profile_release(&p);
+	T_EQ_U64(ret, 0);
+	snprintf(expect, sizeof(expect),
+		 "test_symbolize;xp_test_noret_caller 1\n"
+		 "test_symbolize;xp_test_top;xp_test_mid;xp_test_leaf 3\n");
+	T_EQ_STR(text, expect);
+	free(text);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_pc_minus_one_real),
-       T_CASE(test_build_id_mismatch), T_CASE(test_unresolved))
+       T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self))
