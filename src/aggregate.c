@@ -8,6 +8,7 @@
  */
 #include "aggregate.h"
 #include "err.h"
+#include "hash.h"
 #include "profile.h"
 
 #include <inttypes.h>
@@ -28,23 +29,6 @@ struct table {
 	size_t *slots;
 	size_t cap;
 };
-
-static uint64_t mix(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdull;
-	v ^= v >> 33;
-	return v;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
 
 /* Make room for one more entry when @nr are in; @hash_of rehashes entry i. */
 static void table_reserve(struct table *t, size_t nr, uint64_t (*hash_of)(const void *, size_t),
@@ -87,7 +71,7 @@ void agg_release(struct agg *a)
 
 static uint64_t name_hash(const char *s)
 {
-	return mix(hash_bytes(0xcbf29ce484222325ull, s, strlen(s)));
+	return xp_mix64(xp_fnv1a(XP_FNV_INIT, s, strlen(s)));
 }
 
 static uint64_t name_hash_of(const void *ctx, size_t i)
@@ -115,9 +99,9 @@ static uint32_t intern(struct agg *a, struct table *t, const char *s)
 
 static uint64_t stack_hash(uint32_t comm, const uint32_t *frames, uint32_t nr)
 {
-	uint64_t h = hash_bytes(0xcbf29ce484222325ull, &comm, sizeof(comm));
+	uint64_t h = xp_fnv1a(XP_FNV_INIT, &comm, sizeof(comm));
 
-	return mix(hash_bytes(h, frames, nr * sizeof(*frames)) ^ nr);
+	return xp_mix64(xp_fnv1a(h, frames, nr * sizeof(*frames)) ^ nr);
 }
 
 static uint64_t stack_hash_of(const void *ctx, size_t i)
@@ -178,7 +162,7 @@ struct groups {
 
 static uint64_t group_hash(pid_t pid, uint64_t epoch, size_t stack)
 {
-	return mix(mix((uint64_t)(uint32_t)pid ^ epoch << 32) ^ stack);
+	return xp_mix64(xp_mix64((uint64_t)(uint32_t)pid ^ epoch << 32) ^ stack);
 }
 
 static uint64_t group_hash_of(const void *ctx, size_t i)

@@ -10,6 +10,7 @@
  */
 #include "profile.h"
 #include "err.h"
+#include "hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -548,10 +549,7 @@ static int read_records(struct rd *r)
 
 static size_t hash_u64(uint64_t v, size_t cap)
 {
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdull;
-	v ^= v >> 33;
-	return (size_t)v & (cap - 1);
+	return (size_t)xp_mix64(v) & (cap - 1);
 }
 
 static size_t pow2_above(size_t n)

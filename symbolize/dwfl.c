@@ -12,6 +12,7 @@
  */
 #include "symbolize.h"
 #include "err.h"
+#include "hash.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -115,24 +116,13 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
-static uint64_t mix(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdull;
-	v ^= v >> 33;
-	return v;
-}
-
 static uint64_t module_hash(const char *path, const uint8_t *id, size_t idlen)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
+	uint64_t h = xp_fnv1a(XP_FNV_INIT, path, strlen(path));
 
-	for (; *path; path++)
-		h = (h ^ (uint8_t)*path) * 0x100000001b3ull;
-	for (i = 0; i < idlen; i++)
-		h = (h ^ id[i]) * 0x100000001b3ull;
-	return mix(h ^ idlen);
+	if (idlen)
+		h = xp_fnv1a(h, id, idlen);
+	return xp_mix64(h ^ idlen);
 }
 
 static bool module_is(const struct sym_module *m, const char *path, const uint8_t *id, size_t idlen)
@@ -283,7 +273,7 @@ static void module_open(struct symbolizer *s, struct sym_module *m)
 
 static size_t cache_slot(const struct symbolizer *s, uint32_t mod, uint64_t key)
 {
-	size_t j = (size_t)mix(key ^ ((uint64_t)mod << 32 | mod)) & (s->cap_cache - 1);
+	size_t j = (size_t)xp_mix64(key ^ ((uint64_t)mod << 32 | mod)) & (s->cap_cache - 1);
 
 	while (s->cache[j].frame && (s->cache[j].mod != mod || s->cache[j].key != key))
 		j = (j + 1) & (s->cap_cache - 1);
