@@ -174,7 +174,11 @@ int cmd_report(int argc, char **argv)
 	}
 	ret = report_profile(&opts, &p, out) ? 1 : 0;
 	profile_release(&p);
-	if (!to_stdout && (ferror(out) | fclose(out)) && !ret) {
+	if (to_stdout)
+		return ret; /* main checks standard output */
+	/* errno may hold any earlier failure (a missing ELF file): only fclose's counts. */
+	errno = 0;
+	if ((ferror(out) | fclose(out)) && !ret) {
 		xp_error("cannot write '%s': %s", opts.output, strerror(errno ? errno : EIO));
 		ret = 1;
 	}
