@@ -361,16 +361,23 @@ static int parse_meta(struct rd *r, struct cur *c)
 	return 0;
 }
 
+/* One entry per line, indexed by type: clang-format would pack them. */
+/* clang-format off */
 static const struct {
 	const char *name;
 	int (*parse)(struct rd *r, struct cur *c);
 } rec_types[] = {
-    [DF_REC_PROCESS] = {"PROCESS", parse_process}, [DF_REC_THREAD] = {"THREAD", parse_thread},
-    [DF_REC_MAPPING] = {"MAPPING", parse_mapping}, [DF_REC_STACK] = {"STACK", parse_stack},
-    [DF_REC_SAMPLE] = {"SAMPLE", parse_sample},	   [DF_REC_EXIT] = {"EXIT", parse_exit},
-    [DF_REC_STAT] = {"STAT", parse_stat},	   [DF_REC_JITSYM] = {"JITSYM", parse_jitsym},
-    [DF_REC_META] = {"META", parse_meta},
+	[DF_REC_PROCESS] = {"PROCESS", parse_process},
+	[DF_REC_THREAD]  = {"THREAD", parse_thread},
+	[DF_REC_MAPPING] = {"MAPPING", parse_mapping},
+	[DF_REC_STACK]   = {"STACK", parse_stack},
+	[DF_REC_SAMPLE]  = {"SAMPLE", parse_sample},
+	[DF_REC_EXIT]    = {"EXIT", parse_exit},
+	[DF_REC_STAT]    = {"STAT", parse_stat},
+	[DF_REC_JITSYM]  = {"JITSYM", parse_jitsym},
+	[DF_REC_META]    = {"META", parse_meta},
 };
+/* clang-format on */
 
 #define NR_REC_TYPES (sizeof(rec_types) / sizeof(rec_types[0]))
 

@@ -216,6 +216,14 @@ static int read_loads(struct sym_module *m)
 	return 0;
 }
 
+/* Give up on a module's file: its frames become module+offset.  Frees the fd too. */
+static void module_close(struct sym_module *m)
+{
+	dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->mod = NULL;
+}
+
 /* Open the file the first time the module is used; leave m->mod NULL if it cannot be used. */
 static void module_open(struct symbolizer *s, struct sym_module *m)
 {
@@ -259,13 +267,13 @@ static void module_open(struct symbolizer *s, struct sym_module *m)
 			    "'%s' has changed since it was recorded (build-id %s, recorded %s); "
 			    "its frames are shown as %s+offset",
 			    m->path, n > 0 ? have : "none", want, m->base);
-			m->mod = NULL;
+			module_close(m);
 			return;
 		}
 	}
 	if (read_loads(m)) {
 		xp_warn("cannot read the program headers of '%s': %s", m->path, elf_errmsg(-1));
-		m->mod = NULL;
+		module_close(m);
 	}
 }
 
