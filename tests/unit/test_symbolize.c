@@ -229,6 +229,15 @@ static int test_symbolize_self(void)
 	if (strcmp(sym_at(s, &p, ra_in_mid, 0)->name, "xp_test_mid") ||
 	    strcmp(sym_at(s, &p, ra_in_top, 0)->name, "xp_test_top"))
 		ret = T_FAIL;
+	/*
+	 * A shared library (libc: .dynsym at least, debuginfo if installed;
+	 * under ASan, qsort is libasan's interceptor, "__interceptor_qsort").
+	 */
+	f = sym_at(s, &p, addr_of((void (*)(void))qsort) + 2, XP_FRAME_EXACT);
+	if (f->kind != SYM_FUNC || !strstr(f->name, "qsort")) {
+		fprintf(stderr, "qsort+2 is '%s'\n", f->name);
+		ret = T_FAIL;
+	}
 	/* Cached: the same frame object for the same address. */
 	if (sym_at(s, &p, ra_in_mid, 0) != sym_at(s, &p, ra_in_mid, 0))
 		ret = T_FAIL;
