@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <stdio.h>
 
 int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
@@ -48,5 +49,30 @@ struct attach_opts {
 
 /* Same conventions as record_parse_args. */
 int attach_parse_args(int argc, char **argv, struct attach_opts *opts);
+enum report_format {
+	REPORT_FLAT = 0,
+	REPORT_FOLDED,
+};
+
+struct report_opts {
+	const char *input;  /* "-": standard input */
+	const char *output; /* NULL or "-": standard output */
+	int format;	    /* enum report_format */
+};
+#define REPORT_OPTS_INIT                                                                           \
+	{                                                                                          \
+		.input = "xprof.data", .format = REPORT_FLAT                                       \
+	}
+
+/* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
+int report_parse_args(int argc, char **argv, struct report_opts *opts);
+
+struct profile;
+/*
+ * Symbolize and aggregate the samples of @p and write them to @out in the
+ * format of @opts.  0, or -1 after printing an error.  Checking @out for
+ * write errors is the caller's job.
+ */
+int report_profile(const struct report_opts *opts, const struct profile *p, FILE *out);
 
 #endif

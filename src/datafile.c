@@ -10,6 +10,7 @@
  */
 #include "datafile.h"
 #include "err.h"
+#include "hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -229,27 +230,19 @@ int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start,
 	return 0;
 }
 
-/* FNV-1a over the frames: only to tell two stacks given the same id apart. */
+/* A checksum of the frames: only to tell two stacks given the same id apart. */
 static uint64_t stack_sum(const uint64_t *pcs, const uint8_t *flags, uint32_t nr)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	uint32_t i;
-	int b;
+	uint64_t h = xp_fnv1a(XP_FNV_INIT, &nr, sizeof(nr));
 
-	for (i = 0; i < nr; i++) {
-		for (b = 0; b < 64; b += 8)
-			h = (h ^ ((pcs[i] >> b) & 0xff)) * 0x100000001b3ull;
-		h = (h ^ flags[i]) * 0x100000001b3ull;
-	}
-	return (h ^ nr) * 0x100000001b3ull;
+	if (nr)
+		h = xp_fnv1a(xp_fnv1a(h, pcs, nr * sizeof(*pcs)), flags, nr);
+	return h;
 }
 
 static size_t id_slot(uint64_t id, size_t cap)
 {
-	id ^= id >> 33;
-	id *= 0xff51afd7ed558ccdull;
-	id ^= id >> 33;
-	return (size_t)id & (cap - 1);
+	return (size_t)xp_mix64(id) & (cap - 1);
 }
 
 /* The entry for @id, or the empty slot where it belongs.  @id != 0. */

@@ -6,9 +6,9 @@
  */
 #include "datafile.h"
 
+#include "stderr_capture.h"
 #include "t.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -200,17 +200,24 @@ static int test_writer_stack_id_reuse(void)
 {
 	const uint64_t a[] = {1, 2}, b[] = {1, 3};
 	const uint8_t flags[] = {0, 0};
-	const char *path = tmp_file();
+	const char *path = tmp_file(), *err;
 	struct df_writer *w;
+	int r[3];
 
 	T_ASSERT(path);
 	w = df_writer_open(path, 62, 0);
 	T_ASSERT(w);
 	T_EQ_U64(df_write_stack(w, 0, a, flags, 2), 0);
 	T_EQ_U64(df_write_stack(w, 0, a, flags, 2), 0);
-	T_EQ_U64(df_write_stack(w, 0, b, flags, 2), (uint64_t)-1);
-	T_EQ_U64(df_write_stack(w, 9, b, flags, 2), 0);
-	T_EQ_U64(df_write_stack(w, 9, a, flags, 1), (uint64_t)-1);
+	cap_begin();
+	r[0] = df_write_stack(w, 0, b, flags, 2);
+	r[1] = df_write_stack(w, 9, b, flags, 2);
+	r[2] = df_write_stack(w, 9, a, flags, 1);
+	err = cap_end();
+	T_EQ_U64(r[0], (uint64_t)-1);
+	T_EQ_U64(r[1], 0);
+	T_EQ_U64(r[2], (uint64_t)-1);
+	T_ASSERT(strstr(err, "stack id 9 reused for another stack"));
 	/* An id conflict is the caller's bug, not a write error: the writer goes on. */
 	T_EQ_U64(df_write_sample(w, 1, 1, 1, 9, 1), 0);
 	T_EQ_U64(df_writer_close(w), 0);
@@ -222,49 +229,44 @@ static int test_writer_rejects_bad_input(void)
 {
 	static char big[DF_MAX_RECORD + 16];
 	const uint8_t id[DF_BUILD_ID_MAX + 1] = {0};
-	const char *path = tmp_file();
+	const char *path = tmp_file(), *err;
 	struct df_writer *w;
+	int r[6];
 
 	T_ASSERT(path);
 	w = df_writer_open(path, 62, 0);
 	T_ASSERT(w);
-	T_EQ_U64(df_write_mapping(w, 0, 1, 0x2000, 0x1000, 0, 5, "/x", NULL, 0), (uint64_t)-1);
-	T_EQ_U64(df_write_mapping(w, 0, 1, 0x1000, 0x2000, 0, 5, "/x", id, sizeof(id)),
-		 (uint64_t)-1);
 	memset(big, 'a', sizeof(big) - 1);
-	T_EQ_U64(df_write_meta(w, "k", big), (uint64_t)-1);
-	T_EQ_U64(df_write_meta(w, NULL, NULL), 0);
-	T_EQ_U64(df_writer_close(w), 0);
+	cap_begin();
+	r[0] = df_write_mapping(w, 0, 1, 0x2000, 0x1000, 0, 5, "/x", NULL, 0);
+	r[1] = df_write_mapping(w, 0, 1, 0x1000, 0x2000, 0, 5, "/x", id, sizeof(id));
+	r[2] = df_write_meta(w, "k", big);
+	r[3] = df_write_meta(w, NULL, NULL);
+	r[4] = df_writer_close(w);
+	r[5] = df_writer_open("/nonexistent-dir/xprof.data", 62, 0) != NULL;
+	err = cap_end();
 	unlink(path);
-	T_ASSERT(!df_writer_open("/nonexistent-dir/xprof.data", 62, 0));
+	T_EQ_U64(r[0], (uint64_t)-1);
+	T_EQ_U64(r[1], (uint64_t)-1);
+	T_EQ_U64(r[2], (uint64_t)-1);
+	T_EQ_U64(r[3], 0);
+	T_EQ_U64(r[4], 0);
+	T_EQ_U64(r[5], 0);
+	T_EQ_U64(cap_lines(err), 4);
+	T_ASSERT(strstr(err, "cannot create '/nonexistent-dir/xprof.data': No such file"));
 	T_EQ_U64(df_writer_close(NULL), 0);
 	return T_OK;
-}
-
-static int count_lines(const char *path)
-{
-	uint8_t buf[4096];
-	size_t i, n = slurp(path, buf, sizeof(buf));
-	int lines = 0;
-
-	for (i = 0; i < n; i++)
-		lines += buf[i] == '\n';
-	return lines;
 }
 
 /* A full disk (here: RLIMIT_FSIZE) gives one error, then every call fails fast. */
 static int test_writer_write_error_latches(void)
 {
 	struct rlimit old, lim;
-	char errpath[64];
-	const char *path = tmp_file();
+	const char *path = tmp_file(), *err;
 	struct df_writer *w;
-	int i, saved, efd, ok = 1;
+	int i, ok = 1;
 
 	T_ASSERT(path);
-	strcpy(errpath, "/tmp/xprof-test-err-XXXXXX");
-	efd = mkstemp(errpath);
-	T_ASSERT(efd >= 0);
 	w = df_writer_open(path, 62, 0);
 	T_ASSERT(w);
 	T_ASSERT(!getrlimit(RLIMIT_FSIZE, &old));
@@ -272,24 +274,21 @@ static int test_writer_write_error_latches(void)
 	lim.rlim_cur = 100;
 	signal(SIGXFSZ, SIG_IGN);
 	T_ASSERT(!setrlimit(RLIMIT_FSIZE, &lim));
-	fflush(stderr);
-	saved = dup(2);
-	dup2(efd, 2);
+	cap_begin();
 	for (i = 0; i < 10; i++)
 		ok &= df_write_sample(w, (uint64_t)i, 1, 1, 0, 1) == 0;
 	ok &= df_writer_flush(w) == -1;
 	ok &= df_write_sample(w, 11, 1, 1, 0, 1) == -1;
+	ok &= df_write_stack(w, 1, NULL, NULL, 0) == -1;
 	ok &= df_writer_flush(w) == -1;
 	ok &= df_writer_close(w) == -1;
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	close(efd);
+	err = cap_end();
 	setrlimit(RLIMIT_FSIZE, &old);
-	T_ASSERT(ok);
-	T_EQ_U64(count_lines(errpath), 1);
-	unlink(errpath);
 	unlink(path);
+	T_ASSERT(ok);
+	T_EQ_U64(cap_lines(err), 1);
+	T_ASSERT(strstr(err, "xprof: error: cannot write '/tmp/xprof-test-df-"));
+	T_ASSERT(strstr(err, "': File too large\n"));
 	return T_OK;
 }
 

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Folded stacks, the input of Brendan Gregg's flamegraph.pl and of most
+ * flame graph tools: one line per distinct stack, the process name first
+ * (as stackcollapse-perf.pl does), then the frames from the root, joined
+ * by ';', then a space and the number of samples.  Lines are sorted
+ * bytewise, so output is identical from run to run.  A ';' inside a name
+ * would split a frame and a control character would break a line, so they
+ * are printed as ':' and '?'.
+ */
+#include "out.h"
+#include "aggregate.h"
+#include "err.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct folded_line {
+	char *text;
+	uint64_t count;
+};
+
+struct folded {
+	struct folded_line *lines;
+	size_t nr;
+	unsigned long alloc;
+	char *buf; /* the line being built */
+	unsigned long buf_alloc;
+};
+
+static int folded_begin(struct out *o)
+{
+	o->priv = xp_calloc(1, sizeof(struct folded));
+	return 0;
+}
+
+static size_t append_name(struct folded *fo, size_t len, const char *name)
+{
+	size_t n = strlen(name), i;
+
+	xp_grow((void **)&fo->buf, &fo->buf_alloc, len + n + 2, 1);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		fo->buf[len++] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	fo->buf[len] = 0;
+	return len;
+}
+
+static int folded_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
+{
+	struct folded *fo = o->priv;
+	size_t len;
+	uint32_t i;
+
+	(void)weight;
+	len = append_name(fo, 0, o->info.names[s->comm]);
+	for (i = 0; i < s->nr; i++) {
+		fo->buf[len++] = ';';
+		len = append_name(fo, len, o->info.names[s->frames[i]]);
+	}
+	xp_grow((void **)&fo->lines, &fo->alloc, fo->nr + 1, sizeof(*fo->lines));
+	fo->lines[fo->nr++] = (struct folded_line){xp_strdup(fo->buf), count};
+	return 0;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+}
+
+static int folded_end(struct out *o)
+{
+	struct folded *fo = o->priv;
+	size_t i, j;
+
+	qsort(fo->lines, fo->nr, sizeof(*fo->lines), cmp_line);
+	for (i = 0; i < fo->nr; i = j) {
+		uint64_t count = fo->lines[i].count;
+
+		/* Stacks that differ only in characters replaced above are one line. */
+		for (j = i + 1; j < fo->nr && !strcmp(fo->lines[j].text, fo->lines[i].text); j++)
+			count += fo->lines[j].count;
+		fprintf(o->f, "%s %" PRIu64 "\n", fo->lines[i].text, count);
+	}
+	for (i = 0; i < fo->nr; i++)
+		free(fo->lines[i].text);
+	free(fo->lines);
+	free(fo->buf);
+	free(fo);
+	o->priv = NULL;
+	return 0;
+}
+
+const struct out_ops out_folded = {
+    .name = "folded",
+    .begin = folded_begin,
+    .add = folded_add,
+    .end = folded_end,
+};

@@ -1,0 +1,959 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data file reader: decodes the header and the record stream of
+ * doc/data-format.md into a struct profile, then builds the lookup tables
+ * (stack ids, per-pid processes and mappings).  Every field is decoded byte
+ * by byte from a bounds-checked cursor, so a hostile file can make the load
+ * fail but never read or allocate out of bounds: no allocation is larger
+ * than the record (at most DF_MAX_RECORD) it comes from.  Symbolization
+ * and aggregation are elsewhere; this file only knows the format.
+ */
+#include "profile.h"
+#include "err.h"
+#include "hash.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FORK_HOPS 8
+
+/* Lookup tables of one pid. */
+struct pid_index {
+	pid_t pid;
+	size_t *procs, nr_procs; /* indices into profile.procs, by (t, seq) */
+	size_t *maps, nr_maps;	 /* indices into profile.maps, by start */
+	uint64_t *max_end;	 /* max_end[i]: largest end among maps[0..i] */
+	uint64_t *times;	 /* t of every PROCESS and MAPPING of the pid, sorted */
+	size_t nr_times;
+};
+
+struct profile_index {
+	size_t *stack_slots; /* open addressing: index + 1 into profile.stacks, 0 empty */
+	size_t stack_cap;
+	struct pid_index *pids; /* open addressing on pid; nr_procs + nr_maps == 0: empty */
+	size_t pid_cap;
+};
+
+void profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+static void index_free(struct profile_index *idx)
+{
+	size_t i;
+
+	if (!idx)
+		return;
+	for (i = 0; i < idx->pid_cap; i++) {
+		free(idx->pids[i].procs);
+		free(idx->pids[i].maps);
+		free(idx->pids[i].max_end);
+		free(idx->pids[i].times);
+	}
+	free(idx->pids);
+	free(idx->stack_slots);
+	free(idx);
+}
+
+void profile_release(struct profile *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_procs; i++) {
+		free(p->procs[i].comm);
+		free(p->procs[i].exe);
+	}
+	for (i = 0; i < p->nr_threads; i++)
+		free(p->threads[i].comm);
+	for (i = 0; i < p->nr_maps; i++)
+		free(p->maps[i].path);
+	for (i = 0; i < p->nr_stacks; i++) {
+		free(p->stacks[i].pcs);
+		free(p->stacks[i].flags);
+	}
+	for (i = 0; i < p->nr_stats; i++)
+		free(p->stats[i].name);
+	for (i = 0; i < p->nr_metas; i++) {
+		free(p->metas[i].key);
+		free(p->metas[i].value);
+	}
+	for (i = 0; i < p->nr_jitsyms; i++)
+		free(p->jitsyms[i].name);
+	free(p->procs);
+	free(p->threads);
+	free(p->maps);
+	free(p->stacks);
+	free(p->samples);
+	free(p->exits);
+	free(p->stats);
+	free(p->metas);
+	free(p->jitsyms);
+	free(p->name);
+	index_free(p->idx);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+/* A bounds-checked view of one payload.  Reading past the end sets @bad. */
+struct cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static bool cur_take(struct cur *c, size_t n, const uint8_t **out)
+{
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return false;
+	}
+	*out = c->p;
+	c->p += n;
+	return true;
+}
+
+static uint64_t get_le(struct cur *c, size_t n)
+{
+	const uint8_t *b;
+	uint64_t v = 0;
+
+	if (!cur_take(c, n, &b))
+		return 0;
+	while (n--)
+		v = v << 8 | b[n];
+	return v;
+}
+
+static uint8_t get_u8(struct cur *c)
+{
+	return (uint8_t)get_le(c, 1);
+}
+
+static uint16_t get_u16(struct cur *c)
+{
+	return (uint16_t)get_le(c, 2);
+}
+
+static uint32_t get_u32(struct cur *c)
+{
+	return (uint32_t)get_le(c, 4);
+}
+
+static uint64_t get_u64(struct cur *c)
+{
+	return get_le(c, 8);
+}
+
+static pid_t get_pid(struct cur *c)
+{
+	return (pid_t)get_u32(c);
+}
+
+/* A str field as an owned C string; NULL (and @bad set) if it overruns. */
+static char *get_str(struct cur *c)
+{
+	uint32_t len = get_u32(c);
+	const uint8_t *b;
+	char *s;
+
+	if (!cur_take(c, len, &b))
+		return NULL;
+	s = xp_malloc((size_t)len + 1);
+	memcpy(s, b, len);
+	s[len] = 0;
+	return s;
+}
+
+/* Reader state while loading. */
+struct rd {
+	struct profile *p;
+	FILE *f;
+	uint64_t off; /* offset of the next byte of the file */
+	uint8_t *buf; /* the payload being decoded */
+	unsigned long alloc;
+	const char *why; /* why the current record is corrupt */
+};
+
+#define GROW(p, arr)                                                                               \
+	xp_grow((void **)&(p)->arr, &(p)->alloc_##arr, (p)->nr_##arr + 1, sizeof(*(p)->arr))
+
+static int parse_process(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_process pr = {0};
+
+	pr.t = get_u64(c);
+	pr.seq = p->records;
+	pr.pid = get_pid(c);
+	pr.ppid = get_pid(c);
+	pr.flags = get_u32(c);
+	pr.comm = get_str(c);
+	pr.exe = get_str(c);
+	if (c->bad) {
+		free(pr.comm);
+		free(pr.exe);
+		return -1;
+	}
+	GROW(p, procs);
+	p->procs[p->nr_procs++] = pr;
+	return 0;
+}
+
+static int parse_thread(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_thread th = {0};
+
+	th.t = get_u64(c);
+	th.pid = get_pid(c);
+	th.tid = get_pid(c);
+	th.comm = get_str(c);
+	if (c->bad)
+		return -1;
+	GROW(p, threads);
+	p->threads[p->nr_threads++] = th;
+	return 0;
+}
+
+static int parse_mapping(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_mapping m = {0};
+	const uint8_t *id;
+
+	m.t = get_u64(c);
+	m.seq = p->records;
+	m.pid = get_pid(c);
+	m.prot = get_u32(c);
+	m.start = get_u64(c);
+	m.end = get_u64(c);
+	m.offset = get_u64(c);
+	m.path = get_str(c);
+	m.build_id_len = get_u8(c);
+	if (!c->bad && m.build_id_len > DF_BUILD_ID_MAX) {
+		r->why = "build-id longer than 64 bytes";
+		goto bad;
+	}
+	if (!cur_take(c, m.build_id_len, &id))
+		goto bad;
+	memcpy(m.build_id, id, m.build_id_len);
+	if (m.end <= m.start) {
+		r->why = "mapping ends before it starts";
+		goto bad;
+	}
+	GROW(p, maps);
+	p->maps[p->nr_maps++] = m;
+	return 0;
+bad:
+	free(m.path);
+	return -1;
+}
+
+static int parse_stack(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_stack st = {0};
+	const uint8_t *fl = NULL;
+	uint32_t i;
+
+	st.id = get_u64(c);
+	st.nr = get_u32(c);
+	if (c->bad)
+		return -1;
+	/* 9 bytes a frame; compared in 64 bits so nothing overflows. */
+	if ((uint64_t)st.nr * 9 > (uint64_t)(c->end - c->p)) {
+		r->why = "more frames than the payload holds";
+		return -1;
+	}
+	st.pcs = xp_malloc((size_t)st.nr * sizeof(*st.pcs));
+	st.flags = xp_malloc(st.nr);
+	for (i = 0; i < st.nr; i++)
+		st.pcs[i] = get_u64(c);
+	if (cur_take(c, st.nr, &fl))
+		memcpy(st.flags, fl, st.nr);
+	GROW(p, stacks);
+	p->stacks[p->nr_stacks++] = st;
+	return 0;
+}
+
+static int parse_sample(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_sample s = {0};
+
+	s.t = get_u64(c);
+	s.pid = get_pid(c);
+	s.tid = get_pid(c);
+	s.stack_id = get_u64(c);
+	s.weight = get_u64(c);
+	if (c->bad)
+		return -1;
+	/* .stack is set once every stack is indexed (resolve_samples). */
+	GROW(p, samples);
+	p->samples[p->nr_samples++] = s;
+	return 0;
+}
+
+static int parse_exit(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_exit e = {0};
+
+	e.t = get_u64(c);
+	e.pid = get_pid(c);
+	e.tid = get_pid(c);
+	e.status = (int32_t)get_u32(c);
+	if (c->bad)
+		return -1;
+	GROW(p, exits);
+	p->exits[p->nr_exits++] = e;
+	return 0;
+}
+
+static int parse_stat(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_stat s = {0};
+
+	s.name = get_str(c);
+	s.value = get_u64(c);
+	if (c->bad) {
+		free(s.name);
+		return -1;
+	}
+	GROW(p, stats);
+	p->stats[p->nr_stats++] = s;
+	return 0;
+}
+
+static int parse_jitsym(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_jitsym j = {0};
+
+	j.pid = get_pid(c);
+	j.start = get_u64(c);
+	j.size = get_u64(c);
+	j.name = get_str(c);
+	if (c->bad)
+		return -1;
+	GROW(p, jitsyms);
+	p->jitsyms[p->nr_jitsyms++] = j;
+	return 0;
+}
+
+static int parse_meta(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_meta m = {0};
+
+	m.key = get_str(c);
+	m.value = get_str(c);
+	if (c->bad) {
+		free(m.key);
+		free(m.value);
+		return -1;
+	}
+	GROW(p, metas);
+	p->metas[p->nr_metas++] = m;
+	return 0;
+}
+
+/* One entry per line, indexed by type: clang-format would pack them. */
+/* clang-format off */
+static const struct {
+	const char *name;
+	int (*parse)(struct rd *r, struct cur *c);
+} rec_types[] = {
+	[DF_REC_PROCESS] = {"PROCESS", parse_process},
+	[DF_REC_THREAD]  = {"THREAD", parse_thread},
+	[DF_REC_MAPPING] = {"MAPPING", parse_mapping},
+	[DF_REC_STACK]   = {"STACK", parse_stack},
+	[DF_REC_SAMPLE]  = {"SAMPLE", parse_sample},
+	[DF_REC_EXIT]    = {"EXIT", parse_exit},
+	[DF_REC_STAT]    = {"STAT", parse_stat},
+	[DF_REC_JITSYM]  = {"JITSYM", parse_jitsym},
+	[DF_REC_META]    = {"META", parse_meta},
+};
+/* clang-format on */
+
+#define NR_REC_TYPES (sizeof(rec_types) / sizeof(rec_types[0]))
+
+/* ---- the record stream --------------------------------------------------- */
+
+/* Read up to @len bytes; returns how many (short only at EOF or on error). */
+static size_t rd_read(struct rd *r, void *buf, size_t len)
+{
+	size_t n = len ? fread(buf, 1, len, r->f) : 0;
+
+	r->off += n;
+	return n;
+}
+
+static int rd_io_error(struct rd *r)
+{
+	return xp_error("cannot read '%s': %s", r->p->name, strerror(errno ? errno : EIO));
+}
+
+/* Whether everything from the current position to EOF is zero bytes (or nothing). */
+static bool rest_is_zero(struct rd *r)
+{
+	uint8_t buf[4096];
+	size_t n, i;
+
+	while ((n = rd_read(r, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n; i++)
+			if (buf[i])
+				return false;
+	return !ferror(r->f);
+}
+
+static void tail_cut(struct rd *r, uint64_t rec_off, const char *what)
+{
+	r->p->truncated = true;
+	xp_warn("'%s' is truncated at offset %llu (%s); using the %llu records before it",
+		r->p->name, (unsigned long long)rec_off, what, (unsigned long long)r->p->records);
+}
+
+/*
+ * The record at @rec_off is corrupt.  At the tail (nothing or only zero
+ * bytes follow) that is what a killed or crashed recorder leaves: warn and
+ * stop.  In the middle the file is damaged: error.
+ */
+static int bad_record(struct rd *r, uint64_t rec_off, const char *why)
+{
+	if (rest_is_zero(r)) {
+		r->p->truncated = true;
+		xp_warn("'%s': ignoring a corrupt record at offset %llu at the end of the file "
+			"(%s); using the %llu records before it",
+			r->p->name, (unsigned long long)rec_off, why,
+			(unsigned long long)r->p->records);
+		return 0;
+	}
+	if (ferror(r->f))
+		return rd_io_error(r);
+	return xp_error("'%s' is corrupt at offset %llu: %s", r->p->name,
+			(unsigned long long)rec_off, why);
+}
+
+static int read_header(struct rd *r)
+{
+	struct profile *p = r->p;
+	uint8_t hdr[DF_HEADER_LEN], skip[256];
+	struct cur c = {hdr, hdr, false};
+	uint16_t hlen;
+	size_t n;
+
+	n = rd_read(r, hdr, sizeof(hdr));
+	if (ferror(r->f))
+		return rd_io_error(r);
+	c.end = hdr + n;
+	if (n < DF_MAGIC_LEN || memcmp(hdr, DF_MAGIC, DF_MAGIC_LEN))
+		return xp_error("'%s' is not an xprof data file", p->name);
+	if (n < sizeof(hdr))
+		return xp_error("'%s' is truncated: the header ends at offset %zu", p->name, n);
+	c.p += DF_MAGIC_LEN;
+	p->version = get_u16(&c);
+	if (p->version > DF_VERSION) {
+		xp_error("'%s' is data format version %u, but this xprof reads version %u", p->name,
+			 p->version, DF_VERSION);
+		xp_hint("upgrade xprof to report on it");
+		return -1;
+	}
+	if (p->version < 1)
+		return xp_error("'%s' is corrupt at offset 8: invalid version 0", p->name);
+	if (get_u8(&c) != DF_ENDIAN_LITTLE)
+		return xp_error("'%s' is corrupt at offset 10: unknown byte order %u", p->name,
+				hdr[10]);
+	get_u8(&c);
+	p->e_machine = get_u16(&c);
+	hlen = get_u16(&c);
+	p->start_ns = get_u64(&c);
+	if (hlen < DF_HEADER_LEN)
+		return xp_error("'%s' is corrupt at offset 14: header length %u", p->name, hlen);
+	/* A later revision may extend the header: skip what we do not know. */
+	while (r->off < hlen) {
+		size_t want = hlen - r->off < sizeof(skip) ? (size_t)(hlen - r->off) : sizeof(skip);
+
+		if (rd_read(r, skip, want) != want) {
+			if (ferror(r->f))
+				return rd_io_error(r);
+			return xp_error("'%s' is truncated: the header ends at offset %llu",
+					p->name, (unsigned long long)r->off);
+		}
+	}
+	p->good_bytes = r->off;
+	return 0;
+}
+
+static int read_records(struct rd *r)
+{
+	struct profile *p = r->p;
+	uint8_t hdr[DF_REC_HDR_LEN];
+	struct cur c;
+	uint32_t type, len;
+	uint64_t rec_off;
+	size_t n;
+
+	for (;;) {
+		rec_off = r->off;
+		n = rd_read(r, hdr, sizeof(hdr));
+		if (ferror(r->f))
+			return rd_io_error(r);
+		if (n == 0)
+			return 0;
+		if (n < sizeof(hdr)) {
+			tail_cut(r, rec_off, "incomplete record header");
+			return 0;
+		}
+		c = (struct cur){hdr, hdr + sizeof(hdr), false};
+		type = get_u32(&c);
+		len = get_u32(&c);
+		if (type == 0)
+			return bad_record(r, rec_off, "record of type 0");
+		if (len > DF_MAX_RECORD) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "record of type %u claims %u bytes (limit %u)",
+				 type, len, DF_MAX_RECORD);
+			return bad_record(r, rec_off, why);
+		}
+		/* Never a NULL buffer, even for an empty payload: memcpy(dst, NULL, 0) is UB. */
+		xp_grow((void **)&r->buf, &r->alloc, len ? len : 1, 1);
+		n = rd_read(r, r->buf, len);
+		if (ferror(r->f))
+			return rd_io_error(r);
+		if (n < len) {
+			char what[96];
+
+			snprintf(what, sizeof(what), "record of type %u needs %u bytes, %zu left",
+				 type, len, n);
+			tail_cut(r, rec_off, what);
+			return 0;
+		}
+		if (type < NR_REC_TYPES && rec_types[type].parse) {
+			c = (struct cur){r->buf, r->buf + len, false};
+			r->why = NULL;
+			if (rec_types[type].parse(r, &c)) {
+				char why[128];
+
+				snprintf(why, sizeof(why), "%s record of %u bytes: %s",
+					 rec_types[type].name, len,
+					 r->why ? r->why : "fields overrun the payload");
+				return bad_record(r, rec_off, why);
+			}
+		} else {
+			p->unknown++;
+		}
+		p->records++;
+		p->good_bytes = r->off;
+	}
+}
+
+/* ---- indexes ------------------------------------------------------------- */
+
+static size_t hash_u64(uint64_t v, size_t cap)
+{
+	return (size_t)xp_mix64(v) & (cap - 1);
+}
+
+static size_t pow2_above(size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < n * 2)
+		cap *= 2;
+	return cap;
+}
+
+static bool stacks_equal(const struct profile_stack *a, const struct profile_stack *b)
+{
+	return a->nr == b->nr && !memcmp(a->pcs, b->pcs, a->nr * sizeof(*a->pcs)) &&
+	       !memcmp(a->flags, b->flags, a->nr);
+}
+
+static void index_stacks(struct profile *p)
+{
+	struct profile_index *idx = p->idx;
+	size_t i, j, kept = 0;
+	bool warned = false;
+
+	idx->stack_cap = pow2_above(p->nr_stacks);
+	idx->stack_slots = xp_calloc(idx->stack_cap, sizeof(*idx->stack_slots));
+	for (i = 0; i < p->nr_stacks; i++) {
+		struct profile_stack *st = &p->stacks[i];
+
+		j = hash_u64(st->id, idx->stack_cap);
+		while (idx->stack_slots[j] && p->stacks[idx->stack_slots[j] - 1].id != st->id)
+			j = (j + 1) & (idx->stack_cap - 1);
+		if (idx->stack_slots[j]) {
+			/* A repeated id: keep the first, as doc/data-format.md says. */
+			if (!warned && !stacks_equal(&p->stacks[idx->stack_slots[j] - 1], st)) {
+				xp_warn("'%s': stack id %llu is defined twice with different "
+					"frames; using the first",
+					p->name, (unsigned long long)st->id);
+				warned = true;
+			}
+			p->dup_stacks++;
+			free(st->pcs);
+			free(st->flags);
+			continue;
+		}
+		p->stacks[kept] = *st;
+		idx->stack_slots[j] = ++kept;
+	}
+	p->nr_stacks = kept;
+}
+
+const struct profile_stack *profile_stack_by_id(const struct profile *p, uint64_t id)
+{
+	const struct profile_index *idx = p->idx;
+	size_t j;
+
+	if (!idx || !idx->stack_cap)
+		return NULL;
+	j = hash_u64(id, idx->stack_cap);
+	while (idx->stack_slots[j]) {
+		if (p->stacks[idx->stack_slots[j] - 1].id == id)
+			return &p->stacks[idx->stack_slots[j] - 1];
+		j = (j + 1) & (idx->stack_cap - 1);
+	}
+	return NULL;
+}
+
+/* Replace each sample's stack id by the stack's index; drop samples of unknown stacks. */
+static void resolve_samples(struct profile *p)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < p->nr_samples; i++) {
+		struct profile_sample *s = &p->samples[i];
+		const struct profile_stack *st = profile_stack_by_id(p, s->stack_id);
+
+		if (!st) {
+			p->orphan_samples++;
+			continue;
+		}
+		s->stack = (size_t)(st - p->stacks);
+		p->total_weight += s->weight;
+		p->samples[kept++] = *s;
+	}
+	p->nr_samples = kept;
+	if (p->orphan_samples)
+		xp_warn("'%s': %llu samples name a stack the file does not hold; ignoring them",
+			p->name, (unsigned long long)p->orphan_samples);
+}
+
+static struct pid_index *pid_slot(const struct profile_index *idx, pid_t pid)
+{
+	size_t j;
+
+	if (!idx->pid_cap)
+		return NULL;
+	j = hash_u64((uint64_t)(uint32_t)pid, idx->pid_cap);
+	while ((idx->pids[j].nr_procs || idx->pids[j].nr_maps) && idx->pids[j].pid != pid)
+		j = (j + 1) & (idx->pid_cap - 1);
+	return &idx->pids[j];
+}
+
+static const struct pid_index *pid_find(const struct profile *p, pid_t pid)
+{
+	const struct pid_index *pi;
+
+	if (!p->idx)
+		return NULL;
+	pi = pid_slot(p->idx, pid);
+	return pi && (pi->nr_procs || pi->nr_maps) ? pi : NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_proc_idx(const void *a, const void *b, void *arg)
+{
+	const struct profile_process *x = &((const struct profile *)arg)->procs[*(const size_t *)a];
+	const struct profile_process *y = &((const struct profile *)arg)->procs[*(const size_t *)b];
+
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_map_idx(const void *a, const void *b, void *arg)
+{
+	const struct profile_mapping *x = &((const struct profile *)arg)->maps[*(const size_t *)a];
+	const struct profile_mapping *y = &((const struct profile *)arg)->maps[*(const size_t *)b];
+
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void index_pids(struct profile *p)
+{
+	struct profile_index *idx = p->idx;
+	struct pid_index *pi;
+	size_t i, j;
+
+	idx->pid_cap = pow2_above(p->nr_procs + p->nr_maps);
+	idx->pids = xp_calloc(idx->pid_cap, sizeof(*idx->pids));
+	/* First count, so each array is allocated once. */
+	for (i = 0; i < p->nr_procs; i++) {
+		pi = pid_slot(idx, p->procs[i].pid);
+		pi->pid = p->procs[i].pid;
+		pi->nr_procs++;
+	}
+	for (i = 0; i < p->nr_maps; i++) {
+		pi = pid_slot(idx, p->maps[i].pid);
+		pi->pid = p->maps[i].pid;
+		pi->nr_maps++;
+	}
+	for (j = 0; j < idx->pid_cap; j++) {
+		pi = &idx->pids[j];
+		if (!pi->nr_procs && !pi->nr_maps)
+			continue;
+		pi->procs = xp_malloc(pi->nr_procs * sizeof(*pi->procs));
+		pi->maps = xp_malloc(pi->nr_maps * sizeof(*pi->maps));
+		pi->max_end = xp_malloc(pi->nr_maps * sizeof(*pi->max_end));
+		pi->times = xp_malloc((pi->nr_procs + pi->nr_maps) * sizeof(*pi->times));
+		pi->nr_procs = pi->nr_maps = 0;
+	}
+	/* Fill: pid_slot still finds each pid because its slot stays occupied. */
+	for (i = 0; i < p->nr_procs; i++) {
+		pi = pid_slot(idx, p->procs[i].pid);
+		pi->procs[pi->nr_procs] = i;
+		pi->times[pi->nr_procs + pi->nr_maps] = p->procs[i].t;
+		pi->nr_procs++;
+	}
+	for (i = 0; i < p->nr_maps; i++) {
+		pi = pid_slot(idx, p->maps[i].pid);
+		pi->maps[pi->nr_maps] = i;
+		pi->times[pi->nr_procs + pi->nr_maps] = p->maps[i].t;
+		pi->nr_maps++;
+	}
+	for (j = 0; j < idx->pid_cap; j++) {
+		pi = &idx->pids[j];
+		if (!pi->nr_procs && !pi->nr_maps)
+			continue;
+		qsort_r(pi->procs, pi->nr_procs, sizeof(*pi->procs), cmp_proc_idx, p);
+		qsort_r(pi->maps, pi->nr_maps, sizeof(*pi->maps), cmp_map_idx, p);
+		pi->nr_times = pi->nr_procs + pi->nr_maps;
+		qsort(pi->times, pi->nr_times, sizeof(*pi->times), cmp_u64);
+		for (i = 0; i < pi->nr_maps; i++) {
+			uint64_t end = p->maps[pi->maps[i]].end;
+
+			pi->max_end[i] = i && pi->max_end[i - 1] > end ? pi->max_end[i - 1] : end;
+		}
+	}
+}
+
+static void build_index(struct profile *p)
+{
+	p->idx = xp_calloc(1, sizeof(*p->idx));
+	index_stacks(p);
+	resolve_samples(p);
+	index_pids(p);
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+int profile_read(struct profile *p, FILE *f, const char *name)
+{
+	struct rd r = {.p = p, .f = f};
+	int ret;
+
+	p->name = xp_strdup(name);
+	errno = 0;
+	ret = read_header(&r);
+	if (!ret)
+		ret = read_records(&r);
+	free(r.buf);
+	if (ret)
+		return ret;
+	build_index(p);
+	xp_debug(1, "'%s': %llu records (%llu of unknown types), %zu samples, %zu stacks", p->name,
+		 (unsigned long long)p->records, (unsigned long long)p->unknown, p->nr_samples,
+		 p->nr_stacks);
+	return 0;
+}
+
+int profile_load(struct profile *p, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	int ret;
+
+	if (!f)
+		return xp_error("cannot open '%s': %s", path, strerror(errno));
+	ret = profile_read(p, f, path);
+	fclose(f);
+	return ret;
+}
+
+int profile_load_mem(struct profile *p, const void *buf, size_t len, const char *name)
+{
+	static const char empty[1];
+	FILE *f;
+	int ret;
+
+	/* "r" mode never writes to the buffer; @buf may be NULL when @len is 0. */
+	f = fmemopen(buf ? (void *)buf : (void *)empty, len, "rb");
+	if (!f)
+		return xp_error("cannot read '%s': %s", name, strerror(errno));
+	ret = profile_read(p, f, name);
+	fclose(f);
+	return ret;
+}
+
+/* ---- lookups ------------------------------------------------------------- */
+
+const struct profile_process *profile_process_at(const struct profile *p, pid_t pid, uint64_t t)
+{
+	const struct pid_index *pi = pid_find(p, pid);
+	size_t lo = 0, hi;
+
+	if (!pi || !pi->nr_procs)
+		return NULL;
+	/* First record later than @t; the one before it is the answer. */
+	hi = pi->nr_procs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->procs[pi->procs[mid]].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &p->procs[pi->procs[lo ? lo - 1 : 0]];
+}
+
+const char *profile_comm(const struct profile *p, pid_t pid, uint64_t t)
+{
+	const struct profile_process *pr = profile_process_at(p, pid, t);
+	const char *slash;
+	size_t i;
+
+	if (pr && pr->comm[0])
+		return pr->comm;
+	if (pr && pr->exe[0]) {
+		slash = strrchr(pr->exe, '/');
+		return slash && slash[1] ? slash + 1 : pr->exe;
+	}
+	for (i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == pid && p->threads[i].comm[0])
+			return p->threads[i].comm;
+	return NULL;
+}
+
+uint64_t profile_epoch(const struct profile *p, pid_t pid, uint64_t t)
+{
+	const struct pid_index *pi = pid_find(p, pid);
+	size_t lo = 0, hi;
+
+	if (!pi)
+		return 0;
+	hi = pi->nr_times;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pi->times[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether mapping or process record @a was seen after @b (time, then file order). */
+static bool is_later(uint64_t at, uint64_t aseq, uint64_t bt, uint64_t bseq)
+{
+	return at > bt || (at == bt && aseq > bseq);
+}
+
+static const struct profile_mapping *find_mapping(const struct profile *p, pid_t pid, uint64_t t,
+						  uint64_t addr, int hops)
+{
+	const struct pid_index *pi = pid_find(p, pid);
+	const struct profile_mapping *before = NULL, *after = NULL;
+	const struct profile_process *pr;
+	uint64_t gen_start = 0, gen_end = UINT64_MAX;
+	size_t i, lo = 0, hi;
+
+	if (!pi)
+		return NULL;
+	/* The exec generation @t falls in: [gen_start, gen_end). */
+	for (i = 0; i < pi->nr_procs; i++) {
+		pr = &p->procs[pi->procs[i]];
+		if (!(pr->flags & DF_PROC_EXEC))
+			continue;
+		if (pr->t <= t)
+			gen_start = pr->t;
+		else if (pr->t < gen_end)
+			gen_end = pr->t;
+	}
+	/* Mappings starting at or below @addr: the last is maps[lo - 1]. */
+	hi = pi->nr_maps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[pi->maps[mid]].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Walk down while some mapping so far could still reach @addr. */
+	for (i = lo; i-- > 0 && pi->max_end[i] > addr;) {
+		const struct profile_mapping *m = &p->maps[pi->maps[i]];
+
+		if (m->end <= addr || m->t < gen_start || m->t >= gen_end)
+			continue;
+		if (m->t <= t) {
+			if (!before || is_later(m->t, m->seq, before->t, before->seq))
+				before = m;
+		} else if (!after || is_later(after->t, after->seq, m->t, m->seq)) {
+			after = m;
+		}
+	}
+	if (before || after)
+		return before ? before : after;
+	/* A forked child that was never given mappings of its own runs its parent's image. */
+	pr = profile_process_at(p, pid, t);
+	if (pr && !(pr->flags & DF_PROC_EXEC) && pr->ppid > 0 && pr->ppid != pid &&
+	    hops < MAX_FORK_HOPS)
+		return find_mapping(p, pr->ppid, pr->t, addr, hops + 1);
+	return NULL;
+}
+
+const struct profile_mapping *profile_find_mapping(const struct profile *p, pid_t pid, uint64_t t,
+						   uint64_t addr)
+{
+	return find_mapping(p, pid, t, addr, 0);
+}
+
+bool profile_stat(const struct profile *p, const char *name, uint64_t *value)
+{
+	size_t i;
+
+	for (i = p->nr_stats; i-- > 0;) {
+		if (!strcmp(p->stats[i].name, name)) {
+			*value = p->stats[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *profile_meta(const struct profile *p, const char *key)
+{
+	size_t i;
+
+	for (i = p->nr_metas; i-- > 0;)
+		if (!strcmp(p->metas[i].key, key))
+			return p->metas[i].value;
+	return NULL;
+}

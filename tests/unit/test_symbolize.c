@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbolization of real addresses: this test program describes itself in a
+ * data file (its executable mappings from /proc/self/maps, its build-id,
+ * stacks made of the addresses of its own functions), then checks the
+ * names, source lines and report output that come back.  It also covers
+ * the pc-1 rule with a call that is the last instruction of its function,
+ * a changed build-id, a missing file, unmapped addresses and markers.
+ *
+ * The functions are global and noinline, with calls that are not tail
+ * calls, so their names and frames survive -O2 (as perf's
+ * tests/dwarf-unwind.c does for the same reason).
+ */
+#include "profile.h"
+#include "symbolize/symbolize.h"
+#include "../cmd/cmd.h"
+
+#include "stderr_capture.h"
+#include "t.h"
+
+#include <elf.h>
+#include <link.h>
+#include <setjmp.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, used))
+
+void xp_test_leaf(void);
+void xp_test_mid(void);
+void xp_test_top(void);
+void xp_test_noret_caller(void);
+void xp_test_noret_callee(void);
+
+static volatile int sink;
+static uint64_t ra_in_mid, ra_in_top, ra_noret;
+static jmp_buf noret_jmp;
+
+NOINLINE void xp_test_leaf(void)
+{
+	ra_in_mid = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	sink++;
+}
+
+NOINLINE void xp_test_mid(void)
+{
+	ra_in_top = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	xp_test_leaf();
+	sink++; /* not a tail call: the return address stays in this function */
+}
+
+NOINLINE void xp_test_top(void)
+{
+	xp_test_mid();
+	sink++;
+}
+
+/* Never returns: the call to it is the last instruction of its caller. */
+__attribute__((noreturn)) NOINLINE void xp_test_noret_callee(void)
+{
+	ra_noret = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	longjmp(noret_jmp, 1);
+}
+
+NOINLINE void xp_test_noret_caller(void)
+{
+	xp_test_noret_callee();
+}
+
+static uint8_t self_id[64];
+static size_t self_id_len;
+static char self_path[4096];
+
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	int i;
+
+	(void)size;
+	(void)data;
+	if (info->dlpi_name[0])
+		return 0; /* only the main program (listed first, with an empty name) */
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const uint8_t *desc = p + sizeof(*n) + ((n->n_namesz + 3) & ~3u);
+
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(p + sizeof(*n), "GNU", 4) && n->n_descsz <= sizeof(self_id)) {
+				memcpy(self_id, desc, n->n_descsz);
+				self_id_len = n->n_descsz;
+				return 1;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;
+}
+
+/*
+ * Write our executable mappings to @w for pid @pid.  Mappings of our own
+ * file get @id (the real build-id, or a wrong one).
+ */
+static int write_self_maps(struct df_writer *w, pid_t pid, const uint8_t *id, size_t idlen)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096 + 128], perms[8], path[4096];
+	unsigned long start, end, off;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &start, &end, perms, &off,
+			   path) < 4)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		if (!strcmp(path, self_path))
+			df_write_mapping(w, 0, pid, start, end, off, 5, path, id, idlen);
+		else
+			df_write_mapping(w, 0, pid, start, end, off, 5, path, NULL, 0);
+		n++;
+	}
+	fclose(f);
+	return n ? 0 : -1;
+}
+
+static int setup(void)
+{
+	ssize_t n;
+
+	if (!self_id_len)
+		dl_iterate_phdr(find_build_id, NULL);
+	n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	if (n <= 0)
+		return -1;
+	self_path[n] = 0;
+	xp_test_top();
+	if (!setjmp(noret_jmp))
+		xp_test_noret_caller();
+	return self_id_len && ra_in_mid && ra_in_top && ra_noret ? 0 : -1;
+}
+
+static uint64_t addr_of(void (*fn)(void))
+{
+	return (uint64_t)(uintptr_t)fn;
+}
+
+/* A profile of this process: pid 4242, three samples of leaf <- mid <- top. */
+static int load_self(struct profile *p, const uint8_t *id, size_t idlen)
+{
+	char path[] = "/tmp/xprof-test-sym-XXXXXX";
+	const uint64_t pcs[] = {addr_of(xp_test_leaf) + 1, ra_in_mid, ra_in_top};
+	const uint8_t flags[] = {XP_FRAME_EXACT, 0, 0};
+	const uint64_t noret[] = {ra_noret};
+	const uint8_t noret_flags[] = {0};
+	struct df_writer *w;
+	int fd, ret;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	w = df_writer_open(path, 62, 0);
+	if (!w)
+		return -1;
+	df_write_process(w, 0, 4242, 1, DF_PROC_EXEC, "test_symbolize", self_path);
+	ret = write_self_maps(w, 4242, id, idlen);
+	df_write_stack(w, 1, pcs, flags, 3);
+	df_write_stack(w, 2, noret, noret_flags, 1);
+	df_write_sample(w, 1000, 4242, 4242, 1, 1);
+	df_write_sample(w, 2000, 4242, 4243, 1, 1);
+	df_write_sample(w, 3000, 4242, 4242, 1, 1);
+	df_write_sample(w, 3000, 4242, 4242, 2, 1);
+	ret |= df_writer_close(w);
+	profile_init(p);
+	ret |= profile_load(p, path);
+	unlink(path);
+	return ret;
+}
+
+static const struct sym_frame *sym_at(struct symbolizer *s, const struct profile *p, uint64_t pc,
+				      unsigned int flags)
+{
+	const struct profile_mapping *m =
+	    profile_find_mapping(p, 4242, 1000, sym_lookup_pc(pc, flags));
+	struct sym_map sm;
+
+	if (m)
+		sm = (struct sym_map){m->start, m->end,	     m->offset,
+				      m->path,	m->build_id, m->build_id_len};
+	return symbolize_pc(s, m ? &sm : NULL, pc, flags);
+}
+
+static int test_pc_minus_one_rule(void)
+{
+	T_EQ_U64(sym_lookup_pc(0x1000, XP_FRAME_EXACT), 0x1000);
+	T_EQ_U64(sym_lookup_pc(0x1000, 0), 0xfff);
+	T_EQ_U64(sym_lookup_pc(0x1000, XP_FRAME_CFI), 0xfff);
+	T_EQ_U64(sym_lookup_pc(0x1000, XP_FRAME_EXACT | XP_FRAME_CFI), 0x1000);
+	T_EQ_U64(sym_lookup_pc(0, 0), 0);
+	return T_OK;
+}
+
+static int test_symbolize_self(void)
+{
+	struct symbolizer *s;
+	const struct sym_frame *f;
+	struct sym_opts opts = {.lines = true};
+	struct profile p;
+	const char *err;
+	int ret = T_OK;
+
+	if (setup())
+		return T_SKIP;
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	s = symbolizer_new(&opts);
+	cap_begin();
+	f = sym_at(s, &p, addr_of(xp_test_leaf), XP_FRAME_EXACT);
+	if (f->kind != SYM_FUNC || strcmp(f->name, "xp_test_leaf") || f->offset != 0 || !f->file ||
+	    !strstr(f->file, "test_symbolize.c") || !f->line)
+		ret = T_FAIL;
+	if (strcmp(sym_at(s, &p, ra_in_mid, 0)->name, "xp_test_mid") ||
+	    strcmp(sym_at(s, &p, ra_in_top, 0)->name, "xp_test_top"))
+		ret = T_FAIL;
+	/*
+	 * A shared library (libc: .dynsym at least, debuginfo if installed;
+	 * under ASan, qsort is libasan's interceptor, "__interceptor_qsort").
+	 */
+	f = sym_at(s, &p, addr_of((void (*)(void))qsort) + 2, XP_FRAME_EXACT);
+	if (f->kind != SYM_FUNC || !strstr(f->name, "qsort")) {
+		fprintf(stderr, "qsort+2 is '%s'\n", f->name);
+		ret = T_FAIL;
+	}
+	/* Cached: the same frame object for the same address. */
+	if (sym_at(s, &p, ra_in_mid, 0) != sym_at(s, &p, ra_in_mid, 0))
+		ret = T_FAIL;
+	err = cap_end();
+	symbolizer_free(s);
+	profile_release(&p);
+	T_EQ_STR(err, "");
+	T_EQ_U64(ret, T_OK);
+	return T_OK;
+}
+
+/*
+ * The return address of a call that ends its function is the first byte
+ * after it: only pc - 1 lands in the caller.
+ */
+static int test_pc_minus_one_real(void)
+{
+	struct symbolizer *s;
+	struct profile p;
+	const char *as_return, *as_exact;
+
+	if (setup())
+		return T_SKIP;
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	s = symbolizer_new(NULL);
+	cap_begin();
+	as_return = sym_at(s, &p, ra_noret, 0)->name;
+	as_exact = sym_at(s, &p, ra_noret, XP_FRAME_EXACT)->name;
+	cap_end();
+	T_EQ_STR(as_return, "xp_test_noret_caller");
+	/* Taken as exact, the same address is past the caller (if the compiler ended it there). */
+	if (!strcmp(as_exact, "xp_test_noret_caller"))
+		fprintf(stderr, "note: the call is not the last instruction of its caller here\n");
+	symbolizer_free(s);
+	profile_release(&p);
+	return T_OK;
+}
+
+static int test_build_id_mismatch(void)
+{
+	uint8_t wrong[20];
+	struct symbolizer *s;
+	struct profile p;
+	const char *err, *name1, *name2;
+	char expect[64];
+	uint64_t off;
+	const struct profile_mapping *m;
+
+	if (setup())
+		return T_SKIP;
+	memset(wrong, 0xab, sizeof(wrong));
+	T_EQ_U64(load_self(&p, wrong, sizeof(wrong)), 0);
+	s = symbolizer_new(NULL);
+	cap_begin();
+	name1 = sym_at(s, &p, addr_of(xp_test_leaf), XP_FRAME_EXACT)->name;
+	name2 = sym_at(s, &p, ra_in_mid, 0)->name;
+	err = cap_end();
+	m = profile_find_mapping(&p, 4242, 1000, addr_of(xp_test_leaf));
+	T_ASSERT(m);
+	off = addr_of(xp_test_leaf) - m->start + m->offset;
+	snprintf(expect, sizeof(expect), "test_symbolize+%#llx", (unsigned long long)off);
+	T_EQ_STR(name1, expect);
+	T_ASSERT(!strncmp(name2, "test_symbolize+0x", 17));
+	/* One warning for the module, not one per frame. */
+	T_EQ_U64(cap_lines(err), 1);
+	T_ASSERT(strstr(err, "has changed since it was recorded (build-id "));
+	T_ASSERT(strstr(err, "recorded abababab"));
+	symbolizer_free(s);
+	profile_release(&p);
+	return T_OK;
+}
+
+static int test_unresolved(void)
+{
+	const uint8_t id[] = {1, 2, 3, 4};
+	struct sym_map missing = {0x10000, 0x20000, 0x3000, "/nonexistent/libgone.so.1", id, 4};
+	struct sym_map vdso = {0x30000, 0x31000, 0, "[vdso]", NULL, 0};
+	struct symbolizer *s = symbolizer_new(NULL);
+	const char *n1, *n2, *n3, *n4, *n5, *n6, *err;
+
+	cap_begin();
+	n1 = symbolize_pc(s, &missing, 0x10010, XP_FRAME_EXACT)->name;
+	n2 = symbolize_pc(s, &missing, 0x10020, 0)->name;
+	n3 = symbolize_pc(s, &vdso, 0x30100, XP_FRAME_EXACT)->name;
+	n4 = symbolize_pc(s, NULL, 0x1234, 0)->name;
+	n5 = symbolize_pc(s, NULL, 0x1234, XP_FRAME_TRUNCATED)->name;
+	n6 = symbolize_pc(s, NULL, 231, XP_FRAME_SYSCALL)->name;
+	err = cap_end();
+	T_EQ_STR(n1, "libgone.so.1+0x3010");
+	/* The raw address is shown; only the lookup uses pc - 1. */
+	T_EQ_STR(n2, "libgone.so.1+0x3020");
+	T_EQ_STR(n3, "[vdso]+0x100");
+	T_EQ_STR(n4, "0x1234");
+	T_EQ_STR(n5, "[truncated]");
+	T_EQ_STR(n6, "[syscall] 231");
+	T_EQ_STR(err, "xprof: warning: cannot open '/nonexistent/libgone.so.1': No such file or "
+		      "directory; its frames are shown as libgone.so.1+offset\n");
+	symbolizer_free(s);
+	return T_OK;
+}
+
+/* The whole report path on real addresses: folded output names our functions. */
+static int test_report_self(void)
+{
+	struct report_opts opts = REPORT_OPTS_INIT;
+	struct profile p;
+	char *text = NULL, expect[256];
+	size_t len = 0;
+	FILE *out;
+	int ret;
+
+	if (setup())
+		return T_SKIP;
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	opts.format = REPORT_FOLDED;
+	out = open_memstream(&text, &len);
+	T_ASSERT(out);
+	cap_begin();
+	ret = report_profile(&opts, &p, out);
+	cap_end();
+	fclose(out);
+	profile_release(&p);
+	T_EQ_U64(ret, 0);
+	snprintf(expect, sizeof(expect),
+		 "test_symbolize;xp_test_noret_caller 1\n"
+		 "test_symbolize;xp_test_top;xp_test_mid;xp_test_leaf 3\n");
+	T_EQ_STR(text, expect);
+	free(text);
+	return T_OK;
+}
+
+T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_pc_minus_one_real),
+       T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self))
