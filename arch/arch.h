@@ -19,19 +19,25 @@
 
 struct xp_regs {
 	uint16_t e_machine;
-	uint16_t nr;               /* valid entries in r[] (all, from 0) */
-	uint64_t valid;            /* bit n set: r[n] holds a known value */
-	uint64_t r[XP_REGS_MAX];   /* indexed by DWARF register number */
+	uint16_t nr;		 /* valid entries in r[] (all, from 0) */
+	uint64_t valid;		 /* bit n set: r[n] holds a known value */
+	uint64_t r[XP_REGS_MAX]; /* indexed by DWARF register number */
+	/*
+	 * Bits of a code address that carry a pointer-authentication code
+	 * (aarch64 NT_ARM_PAC_MASK, instruction mask); 0 when unknown, and
+	 * strip_pc then uses a default safe for a 48-bit VA.  Unused elsewhere.
+	 */
+	uint64_t pac_mask;
 };
 
 struct xp_arch {
-	const char *name;          /* as printed by uname -m */
+	const char *name; /* as printed by uname -m */
 	uint16_t e_machine;
 	uint8_t addr_bytes;
 	uint16_t dwarf_pc, dwarf_sp, dwarf_fp;
-	int16_t dwarf_ra;          /* register holding the return address, -1: none (x86) */
-	uint16_t nr_regs;          /* DWARF registers 0..nr_regs-1 are kept in xp_regs */
-	uint8_t stack_align;       /* SP/FP alignment required of a valid frame */
+	int16_t dwarf_ra;    /* register holding the return address, -1: none (x86) */
+	uint16_t nr_regs;    /* DWARF registers 0..nr_regs-1 are kept in xp_regs */
+	uint8_t stack_align; /* SP/FP alignment required of a valid frame */
 	/*
 	 * Frame record: with fp the frame pointer of a frame, the caller's fp is
 	 * at fp + fp_off_prev_fp and the return address at fp + fp_off_ra.
