@@ -18,17 +18,17 @@
 #define MEMREAD_PAGE  4096
 
 struct memread {
-	pid_t pid;            /* 0: no live reads (canned memory in tests) */
-	uint64_t copy_addr;   /* target address of copy[0] */
+	pid_t pid;	    /* 0: no live reads (canned memory in tests) */
+	uint64_t copy_addr; /* target address of copy[0] */
 	size_t copy_len;
-	const uint8_t *copy;  /* borrowed, not owned */
-	struct {
-		uint64_t addr;    /* page-aligned; 0 = empty slot */
-		int len;          /* bytes valid from addr (short near a hole) */
+	const uint8_t *copy; /* borrowed, not owned */
+	struct memread_page {
+		uint64_t addr; /* page-aligned; 0 = empty slot */
+		int len;       /* bytes valid from addr (short near a hole) */
 		uint8_t data[MEMREAD_PAGE];
 	} page[MEMREAD_PAGES];
 	unsigned next_victim;
-	uint64_t live_reads;  /* process_vm_readv calls made (statistics) */
+	uint64_t live_reads; /* process_vm_readv calls made (statistics) */
 };
 
 void memread_init(struct memread *m, pid_t pid, uint64_t copy_addr, const void *copy,
