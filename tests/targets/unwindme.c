@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Target with known call chains for the unwinder tests, built with and
+ * without frame pointers.  "leaf": main -> f1 -> f2 -> leaf, where leaf
+ * needs no stack, so GCC 12 gives it no frame even with
+ * -fno-omit-frame-pointer (PTRACE-NOTES trap 4) and f2 calls it in a loop
+ * (samples land in both).  "qsort": main -> do_sort -> qsort (libc, no
+ * frame pointers) -> cmp.  The functions are global and noinline so the
+ * tests find them in the symbol table (as perf's dwarf-unwind test does).
+ * Readiness: writes "R" to the file descriptor given as argv[2], then runs
+ * until killed.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+volatile unsigned long sink;
+volatile int stop;
+
+NOINLINE unsigned long leaf(unsigned long n)
+{
+	unsigned long i, acc = 0;
+
+	for (i = 0; i < n; i++)
+		acc += i ^ sink;
+	return acc;
+}
+
+NOINLINE void f2(void)
+{
+	while (!stop)
+		sink += leaf(2000);
+	__asm__ volatile("" ::: "memory"); /* no tail call: keep f2's frame live */
+}
+
+NOINLINE void f1(void)
+{
+	f2();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* A leaf too, made slow enough that samples land in it. */
+NOINLINE int cmp(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+	unsigned long i;
+
+	for (i = 0; i < 64; i++)
+		x += sink & i;
+	return (x > y) - (x < y);
+}
+
+NOINLINE void do_sort(void)
+{
+	static unsigned long v[4096];
+	unsigned long i, seed = 12345;
+
+	while (!stop) {
+		for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+			seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+			v[i] = seed >> 17;
+		}
+		qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), cmp);
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 2) {
+		int fd = atoi(argv[2]);
+
+		if (write(fd, "R", 1) != 1)
+			return 1;
+		close(fd);
+	}
+	if (argc > 1 && !strcmp(argv[1], "qsort"))
+		do_sort();
+	else
+		f1();
+	return 0;
+}
