@@ -105,6 +105,125 @@ static int aarch64_regs_read(pid_t tid, struct xp_regs *out)
 #endif
 }
 
+/* "[sp, #-0x20]!" (pre-index), "[sp, #0x10]" (offset) or "[sp], #0x20" (post-index). */
+static int aarch64_sp_addr(const char *p, int32_t *off, int *mode)
+{
+	if (xp_arch_prefix(p, "[sp], ", &p)) {
+		*mode = 2;
+		return xp_arch_parse_imm(&p, off) || *p ? -EINVAL : 0;
+	}
+	if (!strcmp(p, "[sp]")) {
+		*mode = 1;
+		*off = 0;
+		return 0;
+	}
+	if (!xp_arch_prefix(p, "[sp, ", &p) || xp_arch_parse_imm(&p, off))
+		return -EINVAL;
+	if (!strcmp(p, "]!"))
+		*mode = 0;
+	else if (!strcmp(p, "]"))
+		*mode = 1;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Store/load of x29 and/or x30 relative to sp: stp/ldp x29, x30 and str/ldr x29 or x30. */
+static void aarch64_sp_access(bool store, const char *ops, struct xp_insn_effect *eff)
+{
+	bool fp = false, ra = false, ra_second = false;
+	const char *p = ops;
+	int32_t off;
+	int mode;
+
+	if (xp_arch_prefix(p, "x29, x30, ", &p)) {
+		fp = ra = ra_second = true;
+	} else if (xp_arch_prefix(p, "x29, ", &p)) {
+		fp = true;
+	} else if (xp_arch_prefix(p, "x30, ", &p)) {
+		ra = true;
+	} else {
+		/* Some other registers: only a writeback to sp matters. */
+		const char *b = strchr(ops, '[');
+
+		if (!b)
+			return;
+		p = b;
+	}
+	if (aarch64_sp_addr(p, &off, &mode)) {
+		if (strstr(p, "sp") && strchr(p, '!'))
+			eff->flags |= XP_EFF_SP_UNKNOWN;
+		return;
+	}
+	if (mode == 0)
+		eff->sp_pre = off;
+	else if (mode == 2)
+		eff->sp_post = off;
+	if (mode != 1)
+		off = 0; /* the access is at the updated (pre) or old (post) sp */
+	if (store) {
+		if (fp) {
+			eff->flags |= XP_EFF_SAVE_FP;
+			eff->save_fp = off;
+		}
+		if (ra) {
+			eff->flags |= XP_EFF_SAVE_RA;
+			eff->save_ra = off + (ra_second ? 8 : 0);
+		}
+	} else {
+		eff->flags |= (fp ? XP_EFF_RESTORE_FP : 0) | (ra ? XP_EFF_RESTORE_RA : 0);
+	}
+}
+
+/*
+ * AAPCS64 prologues and epilogues as GCC and clang emit them: stp/ldp of
+ * x29, x30 around sp, sub/add sp, mov/add x29, sp; ret/b end a path.
+ */
+static void aarch64_insn_effect(const char *mn, const char *ops, struct xp_insn_effect *eff)
+{
+	const char *p;
+	int32_t v;
+
+	memset(eff, 0, sizeof(*eff));
+	if (!strcmp(mn, "stp") || !strcmp(mn, "str")) {
+		aarch64_sp_access(true, ops, eff);
+	} else if (!strcmp(mn, "ldp") || !strcmp(mn, "ldr")) {
+		aarch64_sp_access(false, ops, eff);
+		if (xp_arch_prefix(ops, "x29, ", NULL) && !(eff->flags & XP_EFF_RESTORE_FP))
+			eff->flags |= XP_EFF_FP_CLOBBER;
+	} else if (!strcmp(mn, "ret") || !strcmp(mn, "retaa") || !strcmp(mn, "retab")) {
+		eff->flags |= XP_EFF_RETURN;
+	} else if (!strcmp(mn, "b") || !strcmp(mn, "br")) {
+		eff->flags |= XP_EFF_JUMP;
+	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) &&
+		   xp_arch_prefix(ops, "sp, sp, ", &p)) {
+		if (xp_arch_parse_imm(&p, &v) || *p || v == INT32_MIN)
+			eff->flags |= XP_EFF_SP_UNKNOWN;
+		else
+			eff->sp_pre = mn[0] == 's' ? -v : v;
+	} else if (!strcmp(mn, "mov") && !strcmp(ops, "x29, sp")) {
+		eff->flags |= XP_EFF_SET_FP;
+	} else if (!strcmp(mn, "add") && xp_arch_prefix(ops, "x29, sp, ", &p) &&
+		   !xp_arch_parse_imm(&p, &v) && !*p) {
+		eff->flags |= XP_EFF_SET_FP;
+		eff->set_fp = v;
+	} else if (!strcmp(mn, "mov") && !strcmp(ops, "sp, x29")) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
+	} else if (!strcmp(mn, "sub") && xp_arch_prefix(ops, "sp, x29, ", &p) &&
+		   !xp_arch_parse_imm(&p, &v) && !*p && v != INT32_MIN) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
+		eff->sp_from_fp = -v;
+	} else if (!strcmp(mn, "bl") || !strncmp(mn, "blr", 3)) {
+		eff->flags |= XP_EFF_CALL; /* bl, blr, blraa, blraaz, blrab, blrabz */
+	} else if (!strncmp(mn, "cmp", 3) || !strncmp(mn, "tst", 3)) {
+		/* reads only */
+	} else if (xp_arch_prefix(ops, "sp,", NULL) || !strcmp(ops, "sp")) {
+		eff->flags |= XP_EFF_SP_UNKNOWN;
+	} else if (xp_arch_prefix(ops, "x29,", NULL)) {
+		eff->flags |= XP_EFF_FP_CLOBBER;
+	}
+}
+
 const struct xp_arch xp_arch_aarch64 = {
     .name = "aarch64",
     .e_machine = EM_AARCH64,
@@ -123,4 +242,5 @@ const struct xp_arch xp_arch_aarch64 = {
     .strip_pc = aarch64_strip_pc,
     .regs_read = aarch64_regs_read,
     .regs_from_prstatus = aarch64_regs_from_prstatus,
+    .insn_effect = aarch64_insn_effect,
 };

@@ -10,6 +10,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
@@ -50,4 +51,34 @@ long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len)
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)(unsigned long)type, &iov) < 0)
 		return -errno;
 	return (long)iov.iov_len;
+}
+
+int xp_arch_parse_imm(const char **p, int32_t *out)
+{
+	const char *s = *p;
+	char *end;
+	long long v;
+
+	if (*s == '#')
+		s++;
+	if (*s != '-' && (*s < '0' || *s > '9'))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (errno || end == s || v < INT32_MIN || v > INT32_MAX)
+		return -EINVAL;
+	*p = end;
+	*out = (int32_t)v;
+	return 0;
+}
+
+bool xp_arch_prefix(const char *s, const char *prefix, const char **rest)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(s, prefix, n))
+		return false;
+	if (rest)
+		*rest = s + n;
+	return true;
 }

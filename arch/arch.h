@@ -30,6 +30,33 @@ struct xp_regs {
 	uint64_t pac_mask;
 };
 
+/*
+ * What one instruction does to the frame, for prologue and epilogue
+ * analysis where a function has no CFI.  Applied in this order:
+ * XP_EFF_SP_FROM_FP (sp = fp + sp_from_fp), sp += sp_pre, the saves at
+ * sp + save_fp / sp + save_ra, XP_EFF_SET_FP (fp = sp + set_fp), the
+ * restores, sp += sp_post.  All zero: no effect on sp, fp or the return
+ * address.
+ */
+enum xp_insn_eff_flags {
+	XP_EFF_SP_FROM_FP = 1 << 0,
+	XP_EFF_SAVE_FP = 1 << 1,
+	XP_EFF_SAVE_RA = 1 << 2,
+	XP_EFF_SET_FP = 1 << 3,
+	XP_EFF_RESTORE_FP = 1 << 4,
+	XP_EFF_RESTORE_RA = 1 << 5,
+	XP_EFF_SP_UNKNOWN = 1 << 6, /* sp changed in a way the analysis cannot follow */
+	XP_EFF_FP_CLOBBER = 1 << 7, /* fp overwritten with something else than a frame address */
+	XP_EFF_RETURN = 1 << 8,
+	XP_EFF_JUMP = 1 << 9,  /* unconditional jump: what follows is another path */
+	XP_EFF_CALL = 1 << 10, /* a call: what follows is a return address */
+};
+
+struct xp_insn_effect {
+	uint32_t flags; /* enum xp_insn_eff_flags */
+	int32_t sp_from_fp, sp_pre, save_fp, save_ra, set_fp, sp_post;
+};
+
 struct xp_arch {
 	const char *name; /* as printed by uname -m */
 	uint16_t e_machine;
@@ -60,6 +87,12 @@ struct xp_arch {
 	 * regs_read and by tests on canned regsets.  0 or -EINVAL.
 	 */
 	int (*regs_from_prstatus)(const void *buf, unsigned long len, struct xp_regs *out);
+	/*
+	 * Classify one decoded instruction, given as the disassembler's
+	 * mnemonic and operand text (capstone syntax), for prologue/epilogue
+	 * analysis.  Pure; fills all of @eff.
+	 */
+	void (*insn_effect)(const char *mnemonic, const char *ops, struct xp_insn_effect *eff);
 };
 
 /* NULL if unknown. */

@@ -7,6 +7,7 @@
 #ifndef XPROF_ARCH_ARCH_IMPL_H
 #define XPROF_ARCH_ARCH_IMPL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,6 +22,14 @@ extern const struct xp_arch xp_arch_riscv64;
  * number of bytes the kernel filled, or -errno.  Host-independent.
  */
 long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len);
+
+/*
+ * Parse an immediate as the disassembler prints it ("0x20", "-0x10", "8",
+ * "#0x20", "#-0x10").  Advances *@p past it.  0 or -EINVAL.
+ */
+int xp_arch_parse_imm(const char **p, int32_t *out);
+/* Whether @s starts with @prefix; then *@rest points after it. */
+bool xp_arch_prefix(const char *s, const char *prefix, const char **rest);
 
 /* Word @i (8 bytes, little-endian) of a raw regset. */
 static inline uint64_t xp_arch_word(const void *buf, size_t i)

@@ -65,6 +65,74 @@ static int riscv64_regs_read(pid_t tid, struct xp_regs *out)
 #endif
 }
 
+/* "N(sp)": the offset.  0 or -EINVAL. */
+static int riscv64_sp_off(const char *p, int32_t *off)
+{
+	if (xp_arch_parse_imm(&p, off) || strcmp(p, "(sp)"))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * RISC-V prologues and epilogues (addi sp; sd/ld ra and s0 relative to sp;
+ * addi s0, sp), in the syntax of capstone 5, which is the first capstone
+ * with RISC-V; compressed forms are printed with a "c." prefix.
+ */
+static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_effect *eff)
+{
+	const char *p;
+	int32_t v;
+
+	memset(eff, 0, sizeof(*eff));
+	if (xp_arch_prefix(mn, "c.", &p))
+		mn = p;
+	if ((!strcmp(mn, "addi") || !strcmp(mn, "addi16sp")) &&
+	    (xp_arch_prefix(ops, "sp, sp, ", &p) || xp_arch_prefix(ops, "sp, ", &p))) {
+		if (xp_arch_parse_imm(&p, &v) || *p)
+			eff->flags |= XP_EFF_SP_UNKNOWN;
+		else
+			eff->sp_pre = v;
+	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) && xp_arch_prefix(ops, "ra, ", &p) &&
+		   !riscv64_sp_off(p, &v)) {
+		eff->flags |= XP_EFF_SAVE_RA;
+		eff->save_ra = v;
+	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) && xp_arch_prefix(ops, "s0, ", &p) &&
+		   !riscv64_sp_off(p, &v)) {
+		eff->flags |= XP_EFF_SAVE_FP;
+		eff->save_fp = v;
+	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) && xp_arch_prefix(ops, "ra, ", &p) &&
+		   !riscv64_sp_off(p, &v)) {
+		eff->flags |= XP_EFF_RESTORE_RA;
+	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) && xp_arch_prefix(ops, "s0, ", &p) &&
+		   !riscv64_sp_off(p, &v)) {
+		eff->flags |= XP_EFF_RESTORE_FP;
+	} else if (!strcmp(mn, "addi") && xp_arch_prefix(ops, "s0, sp, ", &p) &&
+		   !xp_arch_parse_imm(&p, &v) && !*p) {
+		eff->flags |= XP_EFF_SET_FP;
+		eff->set_fp = v;
+	} else if (!strcmp(mn, "addi") && xp_arch_prefix(ops, "sp, s0, ", &p) &&
+		   !xp_arch_parse_imm(&p, &v) && !*p) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
+		eff->sp_from_fp = v;
+	} else if (!strcmp(mn, "call") || (!strncmp(mn, "jal", 3) && !strchr(ops, ',')) ||
+		   ((!strcmp(mn, "jal") || !strcmp(mn, "jalr")) &&
+		    xp_arch_prefix(ops, "ra,", NULL))) {
+		eff->flags |= XP_EFF_CALL; /* links into ra: jal/jalr with rd = ra */
+	} else if (!strcmp(mn, "ret") || (!strcmp(mn, "jr") && !strcmp(ops, "ra"))) {
+		eff->flags |= XP_EFF_RETURN;
+	} else if (!strcmp(mn, "j") || !strcmp(mn, "jr")) {
+		eff->flags |= XP_EFF_JUMP;
+	} else if (!strcmp(mn, "sb") || !strcmp(mn, "sh") || !strcmp(mn, "sw") ||
+		   !strcmp(mn, "sd") || !strcmp(mn, "swsp") || !strcmp(mn, "sdsp") ||
+		   !strncmp(mn, "b", 1)) {
+		/* stores and branches write no register */
+	} else if (xp_arch_prefix(ops, "sp,", NULL)) {
+		eff->flags |= XP_EFF_SP_UNKNOWN;
+	} else if (xp_arch_prefix(ops, "s0,", NULL)) {
+		eff->flags |= XP_EFF_FP_CLOBBER;
+	}
+}
+
 const struct xp_arch xp_arch_riscv64 = {
     .name = "riscv64",
     .e_machine = EM_RISCV,
@@ -83,4 +151,5 @@ const struct xp_arch xp_arch_riscv64 = {
     .strip_pc = riscv64_strip_pc,
     .regs_read = riscv64_regs_read,
     .regs_from_prstatus = riscv64_regs_from_prstatus,
+    .insn_effect = riscv64_insn_effect,
 };
