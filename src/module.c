@@ -279,6 +279,24 @@ size_t module_code(const struct module *mod, uint64_t vaddr, const uint8_t **cod
 	return 0;
 }
 
+size_t module_code_before(const struct module *mod, uint64_t vaddr, size_t max,
+			  const uint8_t **code)
+{
+	size_t i, n;
+
+	for (i = 0; i < mod->nr_loads; i++) {
+		const struct module_load *l = &mod->loads[i];
+
+		if ((l->flags & PF_X) && vaddr > l->vaddr && vaddr - l->vaddr <= l->filesz) {
+			n = vaddr - l->vaddr < max ? (size_t)(vaddr - l->vaddr) : max;
+			*code = mod->image + l->offset + (vaddr - l->vaddr) - n;
+			return n;
+		}
+	}
+	*code = NULL;
+	return 0;
+}
+
 /* --- symbols ------------------------------------------------------------ */
 
 static int sym_cmp(const void *a, const void *b)

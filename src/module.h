@@ -43,6 +43,14 @@ uint16_t module_e_machine(const struct module *mod);
 size_t module_code(const struct module *mod, uint64_t vaddr, const uint8_t **code);
 
 /*
+ * Code bytes of the file just before ELF vaddr @vaddr in the same
+ * executable PT_LOAD: *@code points at them and the return value is how
+ * many (at most @max) end at @vaddr.
+ */
+size_t module_code_before(const struct module *mod, uint64_t vaddr, size_t max,
+			  const uint8_t **code);
+
+/*
  * The function symbol (.symtab, else .dynsym) containing ELF vaddr @vaddr:
  * its name, start and size.  -ENOENT when none.  @name may be NULL.
  */

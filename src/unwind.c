@@ -27,6 +27,7 @@
 #include "addrspace.h"
 #include "arch/arch.h"
 #include "err.h"
+#include "insn.h"
 #include "memread.h"
 #include "module.h"
 
@@ -35,12 +36,19 @@
 #include <string.h>
 
 #define UW_ROW_CACHE  1024 /* slots, a power of two */
+#define UW_CALL_CACHE 1024 /* slots, a power of two */
 #define UW_EXPR_STACK 16
 
 /* Result of one step besides the caller's state. */
 enum uw_step_end {
 	UW_STEP_OK = 0,
 	UW_STEP_END = 1, /* clean end of the stack (null fp, undefined return address) */
+};
+
+struct uw_call_slot {
+	const struct module *mod; /* NULL: empty slot */
+	uint64_t vaddr;		  /* a return address */
+	bool after_call;
 };
 
 struct uw_row_slot {
@@ -86,24 +94,47 @@ struct unwinder {
 	enum unwind_mode mode;
 	unsigned int max_depth;
 	struct unwind_stats stats;
-	struct uw_row_slot *rows; /* UW_ROW_CACHE slots */
+	struct uw_row_slot *rows;   /* UW_ROW_CACHE slots */
+	struct uw_call_slot *calls; /* UW_CALL_CACHE slots */
+	struct insn_decoder *insn;
 	uint64_t row_hits, row_misses;
 };
 
 /* --- CFI rows ------------------------------------------------------------- */
 
-static struct uw_row_slot *uw_row_slot(struct unwinder *u, const struct module *mod, uint64_t vaddr)
+static uint64_t uw_hash(const struct module *mod, uint64_t vaddr, unsigned int slots)
 {
 	uint64_t h = (vaddr ^ ((uint64_t)(uintptr_t)mod >> 4)) * 0x9e3779b97f4a7c15ull;
 
-	return &u->rows[h >> (64 - __builtin_ctz(UW_ROW_CACHE))];
+	return h >> (64 - __builtin_ctz(slots));
 }
 
 /*
- * The CFI row for the code at target address @addr.  0, -ENOENT when there
- * is no module or no CFI for it, -ENOTSUP when its rules are beyond us.
+ * Without CFI: the frame state from the function's code (symbol table
+ * start up to @pc, which for a caller frame is the return address).
  */
-static int uw_row(struct uw_walk *w, uint64_t addr, const struct cfi_row **row)
+static int uw_row_from_code(struct uw_walk *w, struct module *mod, uint64_t vaddr, bool exact,
+			    struct cfi_row *row)
+{
+	uint64_t start, size, pc = exact ? vaddr : vaddr + 1;
+	const uint8_t *code;
+	size_t len;
+
+	if (module_symbol(mod, vaddr, NULL, &start, &size))
+		return -ENOENT;
+	len = module_code(mod, start, &code);
+	if (!len)
+		return -ENOENT;
+	return insn_frame_row(w->u->insn, w->arch, code, len, start, pc, row) ? -ENOENT : 0;
+}
+
+/*
+ * The CFI row for the code at target address @addr (the pc, or a return
+ * address - 1).  0, -ENOENT when there is no module or no CFI for it (nor,
+ * unless in DWARF mode, a frame state from prologue analysis), -ENOTSUP
+ * when its rules are beyond us.
+ */
+static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi_row **row)
 {
 	struct xp_map *m = w->as ? addrspace_find(w->as, addr) : NULL;
 	struct uw_row_slot *s;
@@ -111,7 +142,7 @@ static int uw_row(struct uw_walk *w, uint64_t addr, const struct cfi_row **row)
 
 	if (!m || !m->mod || module_vaddr(m->mod, m, addr, &vaddr))
 		return -ENOENT;
-	s = uw_row_slot(w->u, m->mod, vaddr);
+	s = &w->u->rows[uw_hash(m->mod, vaddr, UW_ROW_CACHE)];
 	if (s->mod == m->mod && s->vaddr == vaddr) {
 		w->u->row_hits++;
 	} else {
@@ -120,9 +151,37 @@ static int uw_row(struct uw_walk *w, uint64_t addr, const struct cfi_row **row)
 		s->vaddr = vaddr;
 		s->status =
 		    module_cfi_row(m->mod, vaddr, w->arch->dwarf_fp, w->arch->dwarf_sp, &s->row);
+		if (s->status == -ENOENT && w->u->mode != UNWIND_DWARF)
+			s->status = uw_row_from_code(w, m->mod, vaddr, exact, &s->row);
 	}
 	*row = &s->row;
 	return s->status;
+}
+
+/*
+ * Whether return address @ra follows a call instruction, from the module's
+ * file (cached).  Code outside any ELF file (JIT) cannot be checked and
+ * passes; so does code of an arch without a disassembler.
+ */
+static bool uw_is_after_call(struct uw_walk *w, uint64_t ra)
+{
+	struct xp_map *m = w->as ? addrspace_find(w->as, ra) : NULL;
+	struct uw_call_slot *s;
+	const uint8_t *code;
+	uint64_t vaddr;
+	size_t len;
+
+	if (!m || !m->mod || module_vaddr(m->mod, m, ra, &vaddr))
+		return true;
+	s = &w->u->calls[uw_hash(m->mod, vaddr, UW_CALL_CACHE)];
+	if (s->mod != m->mod || s->vaddr != vaddr) {
+		len = module_code_before(m->mod, vaddr, 15, &code);
+		s->mod = m->mod;
+		s->vaddr = vaddr;
+		s->after_call =
+		    len && insn_call_ends_at(w->u->insn, w->arch, code, len, vaddr - len) != 0;
+	}
+	return s->after_call;
 }
 
 /* Whether a row is exactly the frame-record rule: then the record is the CFI. */
@@ -442,40 +501,6 @@ static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct
 }
 
 /*
- * The innermost frame without CFI.  At the first instruction of a function
- * nothing is pushed yet: the return address is where the call left it.
- * Elsewhere, assume the function keeps a frame record.
- */
-static int uw_step_entry(struct uw_walk *w, const struct uw_frame *f, struct uw_frame *caller)
-{
-	const struct xp_arch *arch = w->arch;
-	struct xp_map *m = w->as ? addrspace_find(w->as, f->pc) : NULL;
-	uint64_t vaddr, start, size, sp, ra, fp;
-
-	if (!m || !m->mod || module_vaddr(m->mod, m, f->pc, &vaddr) ||
-	    module_symbol(m->mod, vaddr, NULL, &start, &size) || start != vaddr)
-		return uw_step_fp(w, f, caller);
-	if (uw_reg(&f->regs, arch->dwarf_sp, &sp))
-		return -EINVAL;
-	if (arch->dwarf_ra < 0) {
-		/* The call pushed the return address: it is at [sp]. */
-		if (uw_read(w, sp, arch->addr_bytes, &ra))
-			return -EFAULT;
-		sp += arch->addr_bytes;
-	} else if (uw_reg(&f->regs, (unsigned int)arch->dwarf_ra, &ra)) {
-		return -EINVAL;
-	}
-	ra = arch->strip_pc(&f->regs, ra);
-	if (!ra || !uw_is_code(w, ra))
-		return -EINVAL;
-	uw_caller_init(w, caller, ra, sp);
-	if (!uw_reg(&f->regs, arch->dwarf_fp, &fp))
-		xp_regs_set(&caller->regs, arch->dwarf_fp, fp);
-	caller->regs.pac_mask = f->regs.pac_mask;
-	return UW_STEP_OK;
-}
-
-/*
  * One step from @f to its caller, as the mode says.  0 (with *@cfi set when
  * CFI rules were applied), UW_STEP_END, or -errno for a bad frame.
  */
@@ -483,18 +508,21 @@ static int uw_step(struct uw_walk *w, const struct uw_frame *f, struct uw_frame 
 {
 	enum unwind_mode mode = w->u->mode;
 	const struct cfi_row *row;
-	uint64_t lookup =
-	    f->exact ? f->pc : f->pc - 1; /* a return address may follow a noreturn call */
+	uint64_t lookup = unwind_lookup_pc(f->pc, f->exact ? XP_FRAME_EXACT : 0);
 	int ret;
 
 	*cfi = false;
 	if (mode == UNWIND_FP && !f->exact)
 		return uw_step_fp(w, f, caller);
-	ret = uw_row(w, lookup, &row);
+	ret = uw_row(w, lookup, f->exact, &row);
 	if (ret) {
 		if (mode == UNWIND_DWARF)
 			return -ENOENT;
-		return f->exact ? uw_step_entry(w, f, caller) : uw_step_fp(w, f, caller);
+		/* Nothing tells how this function keeps its frame: a record must prove itself. */
+		ret = uw_step_fp(w, f, caller);
+		if (!ret && mode == UNWIND_AUTO && !uw_is_after_call(w, caller->pc))
+			ret = -EINVAL;
+		return ret;
 	}
 	if (mode == UNWIND_AUTO && !f->exact && uw_row_is_frame_record(w->arch, row)) {
 		ret = uw_step_fp(w, f, caller);
@@ -515,13 +543,19 @@ static int uw_step(struct uw_walk *w, const struct uw_frame *f, struct uw_frame 
 static int native_open(struct unwinder *u)
 {
 	u->rows = xp_calloc(UW_ROW_CACHE, sizeof(*u->rows));
+	u->calls = xp_calloc(UW_CALL_CACHE, sizeof(*u->calls));
+	u->insn = insn_decoder_new();
 	return 0;
 }
 
 static void native_close(struct unwinder *u)
 {
+	insn_decoder_free(u->insn);
+	free(u->calls);
 	free(u->rows);
 	u->rows = NULL;
+	u->calls = NULL;
+	u->insn = NULL;
 }
 
 static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const struct xp_regs *regs,
