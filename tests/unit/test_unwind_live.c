@@ -4,7 +4,10 @@
  * without frame pointers), PTRACE_SEIZE it, and take samples the way the
  * recorder does (interrupt, registers, one stack copy, resume), then unwind
  * the copy in every mode and check that the frames land in the expected
- * functions, in order.  Skips (77) when ptrace is not permitted.
+ * functions, in order.  The "nocfi" variants point the address space at a
+ * copy of the target whose CFI is hidden, so its frames must come from
+ * prologue analysis and validated frame records.  Skips (77) when ptrace
+ * is not permitted.
  */
 #include "t.h"
 
@@ -14,9 +17,13 @@
 #include "module.h"
 #include "unwind.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,10 +71,82 @@ static pid_t spawn(const char *path, const char *what)
 	return pid;
 }
 
+/* Copy @src to a temporary file with its CFI hidden from libdw.  0 or -1. */
+static int copy_without_cfi(const char *src, char *dst, size_t dstlen)
+{
+	static const char *const hide[] = {".eh_frame", ".eh_frame_hdr", ".debug_frame"};
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	Elf64_Phdr *ph;
+	struct stat st;
+	uint8_t *img;
+	size_t i, k;
+	int fd, ok = -1;
+
+	fd = open(src, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) || st.st_size < (off_t)sizeof(*eh))
+		return -1;
+	img = malloc((size_t)st.st_size);
+	if (!img || read(fd, img, (size_t)st.st_size) != st.st_size)
+		goto out;
+	close(fd);
+	eh = (Elf64_Ehdr *)img;
+	ph = (Elf64_Phdr *)(img + eh->e_phoff);
+	sh = (Elf64_Shdr *)(img + eh->e_shoff);
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_GNU_EH_FRAME)
+			ph[i].p_type = PT_NULL;
+	for (i = 0; i < eh->e_shnum; i++) {
+		char *name = (char *)img + sh[eh->e_shstrndx].sh_offset + sh[i].sh_name;
+
+		for (k = 0; k < sizeof(hide) / sizeof(hide[0]); k++)
+			if (!strcmp(name, hide[k]))
+				name[1] = 'X';
+	}
+	snprintf(dst, dstlen, "/tmp/xprof-nocfi-XXXXXX");
+	fd = mkstemp(dst);
+	if (fd >= 0 && write(fd, img, (size_t)st.st_size) == st.st_size)
+		ok = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(img);
+	return ok;
+}
+
+/* Load /proc/PID/maps with the mappings of file @real shown as file @copy. */
+static int load_maps_as(struct live *l, const char *real, const char *copy)
+{
+	char file[64], line[8192], *text = NULL;
+	size_t len = 0, rl = strlen(real);
+	FILE *f;
+	int ret;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", (int)l->pid);
+	f = fopen(file, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, real);
+		size_t add;
+
+		if (p && !strcmp(p + rl, "\n"))
+			snprintf(p, sizeof(line) - (size_t)(p - line), "%s\n", copy);
+		add = strlen(line);
+		text = realloc(text, len + add + 1);
+		memcpy(text + len, line, add + 1);
+		len += add;
+	}
+	fclose(f);
+	ret = text ? addrspace_load_text(&l->as, text) : -1;
+	free(text);
+	return ret;
+}
+
 /* Symbol name for a frame, "?" when unknown. */
 static const char *frame_name(struct live *l, uint64_t pc, uint8_t flags)
 {
-	uint64_t addr = flags & XP_FRAME_EXACT ? pc : pc - 1, vaddr, start, size;
+	uint64_t addr = unwind_lookup_pc(pc, flags), vaddr, start, size;
 	struct xp_map *m = addrspace_find(&l->as, addr);
 	const char *name;
 
@@ -101,11 +180,17 @@ static int find_frame(struct live *l, const uint64_t *pcs, const uint8_t *flags,
 	return -1;
 }
 
-typedef int (*check_fn)(struct live *l, int mode, bool nofp, const uint64_t *pcs,
+struct variant {
+	const char *target; /* file in $XP_TARGETS */
+	bool nofp;	    /* built with -fomit-frame-pointer */
+	bool nocfi;	    /* unwind with the target's CFI hidden */
+};
+
+typedef int (*check_fn)(struct live *l, int mode, const struct variant *v, const uint64_t *pcs,
 			const uint8_t *flags, unsigned int n, unsigned int *hits);
 
 /* leaf: [leaf] f2 f1 main, exactly adjacent. */
-static int check_leaf(struct live *l, int mode, bool nofp, const uint64_t *pcs,
+static int check_leaf(struct live *l, int mode, const struct variant *v, const uint64_t *pcs,
 		      const uint8_t *flags, unsigned int n, unsigned int *hits)
 {
 	static const char *const chain[] = {"leaf", "f2", "f1", "main"};
@@ -119,11 +204,13 @@ static int check_leaf(struct live *l, int mode, bool nofp, const uint64_t *pcs,
 	} else {
 		return 0; /* elsewhere (the stop itself): not judged */
 	}
+	if (mode == UNWIND_DWARF && v->nocfi)
+		return 0; /* nothing to go by */
 	/*
 	 * Without frame pointers an FP walk cannot go past the frame that CFI
 	 * fixed: check only that the innermost frame's caller is right.
 	 */
-	want = mode == UNWIND_FP && nofp ? 2 : 4 - i;
+	want = mode == UNWIND_FP && v->nofp ? 2 - i : 4 - i;
 	if (n < want)
 		return -1;
 	for (j = 0; j < want; j++)
@@ -133,17 +220,16 @@ static int check_leaf(struct live *l, int mode, bool nofp, const uint64_t *pcs,
 }
 
 /* qsort: cmp ... qsort ... do_sort main. */
-static int check_qsort(struct live *l, int mode, bool nofp, const uint64_t *pcs,
+static int check_qsort(struct live *l, int mode, const struct variant *v, const uint64_t *pcs,
 		       const uint8_t *flags, unsigned int n, unsigned int *hits)
 {
 	int s, m;
 
-	(void)nofp;
 	if (strcmp(frame_name(l, pcs[0], flags[0]), "cmp"))
 		return 0;
 	(*hits)++;
-	if (mode == UNWIND_FP)
-		return 0; /* libc has no frame pointers: nothing promised past cmp */
+	if (mode == UNWIND_FP || (mode == UNWIND_DWARF && v->nocfi))
+		return 0; /* libc has no frame pointers; no CFI: nothing promised past cmp */
 	s = find_frame(l, pcs, flags, n, 1, "do_sort");
 	m = find_frame(l, pcs, flags, n, 1, "main");
 	/* glibc 2.36's qsort tail-calls qsort_r: either may be on the stack. */
@@ -154,18 +240,22 @@ static int check_qsort(struct live *l, int mode, bool nofp, const uint64_t *pcs,
 	return 0;
 }
 
-static int run_target(const char *name, const char *what, check_fn check, bool nofp)
+static int run_target(const struct variant *v, const char *what, check_fn check)
 {
-	const char *dir = getenv("XP_TARGETS");
+	const char *dir = getenv("XP_TARGETS"), *name = v->target;
 	static uint8_t copy[STACK_COPY];
 	unsigned int hits[3] = {0}, bad[3] = {0}, s, k;
-	char path[4096];
+	char path[4096], real[PATH_MAX], nocfi[64] = "";
 	struct live l;
 	int ret = T_OK, status;
 
 	if (!dir)
 		return T_SKIP;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (v->nocfi) {
+		T_ASSERT(realpath(path, real));
+		T_ASSERT(copy_without_cfi(real, nocfi, sizeof(nocfi)) == 0);
+	}
 	memset(&l, 0, sizeof(l));
 	l.arch = xp_arch_host();
 	T_ASSERT(l.arch);
@@ -179,7 +269,10 @@ static int run_target(const char *name, const char *what, check_fn check, bool n
 	}
 	l.mc = module_cache_new();
 	addrspace_init(&l.as, l.pid, l.mc);
-	T_ASSERT(addrspace_load(&l.as) == 0);
+	if (v->nocfi)
+		T_ASSERT(load_maps_as(&l, real, nocfi) == 0);
+	else
+		T_ASSERT(addrspace_load(&l.as) == 0);
 	for (k = 0; k < 3; k++)
 		l.u[k] = unwinder_new((enum unwind_mode)k, MAX_FRAMES);
 	for (s = 0; s < SAMPLES && ret == T_OK; s++) {
@@ -211,10 +304,10 @@ static int run_target(const char *name, const char *what, check_fn check, bool n
 
 			if (getenv("XP_DUMP"))
 				dump(&l, mode_names[k], pcs, flags, n);
-			if (check(&l, (int)k, nofp, pcs, flags, n, &hits[k])) {
+			if (check(&l, (int)k, v, pcs, flags, n, &hits[k])) {
 				bad[k]++;
-				fprintf(stderr, "%s %s: bad stack in mode %s\n", name, what,
-					mode_names[k]);
+				fprintf(stderr, "%s%s %s: bad stack in mode %s\n", name,
+					v->nocfi ? " (no cfi)" : "", what, mode_names[k]);
 				dump(&l, mode_names[k], pcs, flags, n);
 				ret = T_FAIL;
 			}
@@ -223,10 +316,12 @@ static int run_target(const char *name, const char *what, check_fn check, bool n
 	for (k = 0; k < 3; k++) {
 		const struct unwind_stats *st = unwinder_stats(l.u[k]);
 
-		printf(
-		    "# %s %s %s: %u in target frame, %u bad; frames fp %llu cfi %llu, bad %llu\n",
-		    name, what, mode_names[k], hits[k], bad[k], (unsigned long long)st->frames_fp,
-		    (unsigned long long)st->frames_cfi, (unsigned long long)st->bad_frames);
+		printf("# %s%s %s %s: %u in target frame, %u bad; frames fp %llu cfi %llu, bad "
+		       "%llu\n",
+		       name, v->nocfi ? " (no cfi)" : "", what, mode_names[k], hits[k], bad[k],
+		       (unsigned long long)st->frames_fp, (unsigned long long)st->frames_cfi,
+		       (unsigned long long)st->bad_frames);
+		fflush(stdout);
 		if (!hits[k])
 			ret = T_FAIL; /* the test proved nothing */
 		unwinder_free(l.u[k]);
@@ -235,27 +330,56 @@ static int run_target(const char *name, const char *what, check_fn check, bool n
 	waitpid(l.pid, NULL, __WALL);
 	addrspace_release(&l.as);
 	module_cache_free(l.mc);
+	if (v->nocfi)
+		unlink(nocfi);
 	return ret;
 }
 
+static const struct variant fp = {"unwindme", false, false};
+static const struct variant nofp = {"unwindme-nofp", true, false};
+static const struct variant fp_nocfi = {"unwindme", false, true};
+static const struct variant nofp_nocfi = {"unwindme-nofp", true, true};
+
 static int test_leaf_fp(void)
 {
-	return run_target("unwindme", "leaf", check_leaf, false);
+	return run_target(&fp, "leaf", check_leaf);
 }
 
 static int test_leaf_nofp(void)
 {
-	return run_target("unwindme-nofp", "leaf", check_leaf, true);
+	return run_target(&nofp, "leaf", check_leaf);
 }
 
 static int test_qsort_fp(void)
 {
-	return run_target("unwindme", "qsort", check_qsort, false);
+	return run_target(&fp, "qsort", check_qsort);
 }
 
 static int test_qsort_nofp(void)
 {
-	return run_target("unwindme-nofp", "qsort", check_qsort, true);
+	return run_target(&nofp, "qsort", check_qsort);
 }
 
-T_MAIN(T_CASE(test_leaf_fp), T_CASE(test_leaf_nofp), T_CASE(test_qsort_fp), T_CASE(test_qsort_nofp))
+static int test_leaf_fp_nocfi(void)
+{
+	return run_target(&fp_nocfi, "leaf", check_leaf);
+}
+
+static int test_leaf_nofp_nocfi(void)
+{
+	return run_target(&nofp_nocfi, "leaf", check_leaf);
+}
+
+static int test_qsort_fp_nocfi(void)
+{
+	return run_target(&fp_nocfi, "qsort", check_qsort);
+}
+
+static int test_qsort_nofp_nocfi(void)
+{
+	return run_target(&nofp_nocfi, "qsort", check_qsort);
+}
+
+T_MAIN(T_CASE(test_leaf_fp), T_CASE(test_leaf_nofp), T_CASE(test_qsort_fp), T_CASE(test_qsort_nofp),
+       T_CASE(test_leaf_fp_nocfi), T_CASE(test_leaf_nofp_nocfi), T_CASE(test_qsort_fp_nocfi),
+       T_CASE(test_qsort_nofp_nocfi))
