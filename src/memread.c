@@ -9,6 +9,7 @@
  */
 #include "memread.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -97,25 +98,28 @@ int memread_read(struct memread *m, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-int memread_word(struct memread *m, uint64_t addr, unsigned bytes, uint64_t *out)
+int memread_word_slow(struct memread *m, uint64_t addr, unsigned bytes, uint64_t *out)
 {
+	uint64_t off = addr - m->copy_addr, v8;
+	uint32_t v4;
 	uint8_t b[8];
-	uint64_t v = 0;
-	int i, ret;
+	int ret;
 
 	if (bytes != 4 && bytes != 8)
 		return -EINVAL;
-	/* Fast path: the whole word inside the copy (nearly every frame read). */
-	if (addr >= m->copy_addr && addr - m->copy_addr < m->copy_len &&
-	    m->copy_len - (addr - m->copy_addr) >= bytes) {
-		memcpy(b, m->copy + (addr - m->copy_addr), bytes);
+	if (addr >= m->copy_addr && off < m->copy_len && m->copy_len - off >= bytes) {
+		memcpy(b, m->copy + off, bytes);
 	} else {
 		ret = memread_read(m, addr, b, bytes);
 		if (ret)
 			return ret;
 	}
-	for (i = (int)bytes - 1; i >= 0; i--)
-		v = v << 8 | b[i];
-	*out = v;
+	if (bytes == 8) {
+		memcpy(&v8, b, 8);
+		*out = le64toh(v8);
+	} else {
+		memcpy(&v4, b, 4);
+		*out = le32toh(v4);
+	}
 	return 0;
 }

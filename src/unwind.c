@@ -72,6 +72,7 @@ struct uw_walk {
 	struct memread *mem;
 	struct addrspace *as;
 	uint64_t stack_lo, stack_hi; /* the mapping holding sp; 0, 0 when unknown */
+	struct xp_map *last;	     /* the mapping found last: frames cluster in few modules */
 };
 
 struct unwinder;
@@ -101,6 +102,16 @@ struct unwinder {
 };
 
 /* --- CFI rows ------------------------------------------------------------- */
+
+static struct xp_map *uw_find(struct uw_walk *w, uint64_t addr)
+{
+	if (w->last && addr - w->last->start < w->last->end - w->last->start)
+		return w->last;
+	if (!w->as)
+		return NULL;
+	w->last = addrspace_find(w->as, addr);
+	return w->last;
+}
 
 static uint64_t uw_hash(const struct module *mod, uint64_t vaddr, unsigned int slots)
 {
@@ -136,7 +147,7 @@ static int uw_row_from_code(struct uw_walk *w, struct module *mod, uint64_t vadd
  */
 static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi_row **row)
 {
-	struct xp_map *m = w->as ? addrspace_find(w->as, addr) : NULL;
+	struct xp_map *m = uw_find(w, addr);
 	struct uw_row_slot *s;
 	uint64_t vaddr;
 
@@ -165,7 +176,7 @@ static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi
  */
 static bool uw_is_after_call(struct uw_walk *w, uint64_t ra)
 {
-	struct xp_map *m = w->as ? addrspace_find(w->as, ra) : NULL;
+	struct xp_map *m = uw_find(w, ra);
 	struct uw_call_slot *s;
 	const uint8_t *code;
 	uint64_t vaddr;
@@ -398,9 +409,14 @@ static bool uw_in_stack(const struct uw_walk *w, uint64_t addr)
 	return !w->stack_hi || (addr >= w->stack_lo && addr < w->stack_hi);
 }
 
-static bool uw_is_code(const struct uw_walk *w, uint64_t pc)
+static bool uw_is_code(struct uw_walk *w, uint64_t pc)
 {
-	return !w->as || addrspace_is_exec(w->as, pc);
+	const struct xp_map *m;
+
+	if (!w->as)
+		return true;
+	m = uw_find(w, pc);
+	return m && (m->prot & XP_PROT_EXEC);
 }
 
 /* Start the caller's state: only pc, sp, fp and the return-address register survive. */
