@@ -5,7 +5,8 @@
  * needs no stack, so GCC 12 gives it no frame even with
  * -fno-omit-frame-pointer (PTRACE-NOTES trap 4) and f2 calls it in a loop
  * (samples land in both).  "qsort": main -> do_sort -> qsort (libc, no
- * frame pointers) -> cmp.  The functions are global and noinline so the
+ * frame pointers) -> cmp.  "deep": main -> deep x 64 -> f2 -> leaf, for
+ * the unwind benchmark.  The functions are global and noinline so the
  * tests find them in the symbol table (as perf's dwarf-unwind test does).
  * Readiness: writes "R" to the file descriptor given as argv[2], then runs
  * until killed.
@@ -67,6 +68,15 @@ NOINLINE void do_sort(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+NOINLINE void deep(int n)
+{
+	if (n > 0)
+		deep(n - 1);
+	else
+		f2();
+	__asm__ volatile("" ::: "memory"); /* no tail call, no loop: one frame per level */
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2) {
@@ -78,6 +88,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "qsort"))
 		do_sort();
+	else if (argc > 1 && !strcmp(argv[1], "deep"))
+		deep(64);
 	else
 		f1();
 	return 0;
