@@ -475,7 +475,7 @@ static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct
 		       struct uw_frame *caller)
 {
 	const struct xp_arch *arch = w->arch;
-	uint64_t cfa, ra, fp, sp;
+	uint64_t cfa, ra, fp, sp, old_sp;
 	bool have_fp;
 	int ret;
 
@@ -501,9 +501,16 @@ static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct
 	ra = arch->strip_pc(&f->regs, ra);
 	if (!ra)
 		return UW_STEP_END;
-	/* The stack grows down: a caller's frame is never below its callee's. */
-	if (sp < xp_regs_get(&f->regs, arch->dwarf_sp) || !uw_in_stack(w, sp - 1) ||
-	    !uw_is_code(w, ra))
+	if (!uw_is_code(w, ra))
+		return -EINVAL;
+	/*
+	 * The stack grows down: a caller's frame lies above its callee's, and
+	 * strictly so once the callee has made a call (only an innermost leaf
+	 * may have no frame at all).  That also rules out loops.  A signal
+	 * trampoline's caller may be on another stack (sigaltstack).
+	 */
+	old_sp = xp_regs_get(&f->regs, arch->dwarf_sp);
+	if (!row->signal && (sp < old_sp || (sp == old_sp && !f->exact) || !uw_in_stack(w, sp - 1)))
 		return -EINVAL;
 	uw_caller_init(w, caller, ra, sp);
 	if (have_fp)
