@@ -47,7 +47,7 @@ struct module {
 	size_t build_id_len;
 	struct module_load *loads;
 	size_t nr_loads;
-	bool cfi_loaded;
+	bool cfi_loaded, dbg_tried;
 	Dwarf_CFI *eh_cfi;
 	Dwarf *dwarf;
 	Dwarf_CFI *dbg_cfi;
@@ -412,9 +412,18 @@ static void module_load_cfi(struct module *mod)
 {
 	mod->cfi_loaded = true;
 	mod->eh_cfi = dwarf_getcfi_elf(mod->elf);
-	mod->dwarf = dwarf_begin_elf(mod->elf, DWARF_C_READ, NULL);
-	if (mod->dwarf)
-		mod->dbg_cfi = dwarf_getcfi(mod->dwarf);
+}
+
+/* .debug_frame, opened only when .eh_frame has no answer (it costs a dwarf_begin_elf). */
+static Dwarf_CFI *module_debug_cfi(struct module *mod)
+{
+	if (!mod->dbg_tried) {
+		mod->dbg_tried = true;
+		mod->dwarf = dwarf_begin_elf(mod->elf, DWARF_C_READ, NULL);
+		if (mod->dwarf)
+			mod->dbg_cfi = dwarf_getcfi(mod->dwarf);
+	}
+	return mod->dbg_cfi;
 }
 
 /* Translate one libdw operation to ours.  -ENOTSUP for what we do not evaluate. */
@@ -606,21 +615,19 @@ static int cfi_row_from_frame(Dwarf_Frame *frame, unsigned int fp_reg, unsigned 
 int module_cfi_row(struct module *mod, uint64_t vaddr, unsigned int fp_reg, unsigned int sp_reg,
 		   struct cfi_row *row)
 {
-	Dwarf_CFI *cfis[2];
 	Dwarf_Frame *frame;
-	unsigned int i;
+	Dwarf_CFI *cfi;
 	int ret;
 
 	if (!mod->cfi_loaded)
 		module_load_cfi(mod);
-	cfis[0] = mod->eh_cfi;
-	cfis[1] = mod->dbg_cfi;
-	for (i = 0; i < 2; i++) {
-		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], vaddr, &frame))
-			continue;
-		ret = cfi_row_from_frame(frame, fp_reg, sp_reg, row);
-		free(frame);
-		return ret;
+	cfi = mod->eh_cfi;
+	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame)) {
+		cfi = module_debug_cfi(mod);
+		if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame))
+			return -ENOENT;
 	}
-	return -ENOENT;
+	ret = cfi_row_from_frame(frame, fp_reg, sp_reg, row);
+	free(frame);
+	return ret;
 }
