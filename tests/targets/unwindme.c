@@ -6,11 +6,14 @@
  * -fno-omit-frame-pointer (PTRACE-NOTES trap 4) and f2 calls it in a loop
  * (samples land in both).  "qsort": main -> do_sort -> qsort (libc, no
  * frame pointers) -> cmp.  "deep": main -> deep x 64 -> f2 -> leaf, for
- * the unwind benchmark.  The functions are global and noinline so the
- * tests find them in the symbol table (as perf's dwarf-unwind test does).
- * Readiness: writes "R" to the file descriptor given as argv[2], then runs
- * until killed.
+ * the unwind benchmark.  "signal": main -> sig_main -> raise (libc), and
+ * the SIGUSR1 handler, on a sigaltstack, runs on_signal -> f2 -> leaf
+ * forever, so unwinding must cross the signal frame and the stack switch.  The functions are global
+ * and noinline so the tests find them in the symbol table (as perf's dwarf-unwind test does).
+ * Readiness: writes "R" to the file descriptor given as argv[2] (in
+ * "signal" mode from inside the handler), then runs until killed.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +22,8 @@
 
 volatile unsigned long sink;
 volatile int stop;
+static int ready_fd = -1;
+static char altstack[65536];
 
 NOINLINE unsigned long leaf(unsigned long n)
 {
@@ -77,15 +82,44 @@ NOINLINE void deep(int n)
 	__asm__ volatile("" ::: "memory"); /* no tail call, no loop: one frame per level */
 }
 
+static void ready(void)
+{
+	if (ready_fd >= 0 && write(ready_fd, "R", 1) == 1)
+		close(ready_fd);
+	ready_fd = -1;
+}
+
+NOINLINE void on_signal(int sig)
+{
+	(void)sig;
+	ready();
+	f2();
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void sig_main(void)
+{
+	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_ONSTACK;
+	sigaltstack(&ss, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	__asm__ volatile("" ::: "memory");
+}
+
 int main(int argc, char **argv)
 {
-	if (argc > 2) {
-		int fd = atoi(argv[2]);
-
-		if (write(fd, "R", 1) != 1)
-			return 1;
-		close(fd);
+	if (argc > 2)
+		ready_fd = atoi(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "signal")) {
+		sig_main();
+		return 0;
 	}
+	ready();
 	if (argc > 1 && !strcmp(argv[1], "qsort"))
 		do_sort();
 	else if (argc > 1 && !strcmp(argv[1], "deep"))

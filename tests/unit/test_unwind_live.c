@@ -240,6 +240,41 @@ static int check_qsort(struct live *l, int mode, const struct variant *v, const 
 	return 0;
 }
 
+/* signal: [leaf] f2 on_signal <trampoline> <libc raise...> sig_main main. */
+static int check_signal(struct live *l, int mode, const struct variant *v, const uint64_t *pcs,
+			const uint8_t *flags, unsigned int n, unsigned int *hits)
+{
+	const char *top = frame_name(l, pcs[0], flags[0]);
+	unsigned int h;
+	int s, m;
+
+	if (!strcmp(top, "leaf"))
+		h = 2;
+	else if (!strcmp(top, "f2"))
+		h = 1;
+	else
+		return 0; /* not in the handler's loop */
+	(*hits)++;
+	if (mode == UNWIND_DWARF && v->nocfi)
+		return 0; /* nothing to go by */
+	if (h == 2 && (n < 2 || strcmp(frame_name(l, pcs[1], flags[1]), "f2")))
+		return -1;
+	if (mode == UNWIND_FP && v->nofp)
+		return 0; /* only the innermost fix is promised */
+	if (n <= h || strcmp(frame_name(l, pcs[h], flags[h]), "on_signal"))
+		return -1;
+	if (mode == UNWIND_FP)
+		return 0; /* no frame record crosses a signal frame */
+	s = find_frame(l, pcs, flags, n, h + 1, "sig_main");
+	m = find_frame(l, pcs, flags, n, h + 1, "main");
+	if (s < (int)h + 2 || m != s + 1)
+		return -1;
+	/* Past the trampoline the pc is exact: the interrupted frame, not a call. */
+	while (--s > (int)h && !(flags[s] & XP_FRAME_EXACT))
+		;
+	return s > (int)h + 1 ? 0 : -1;
+}
+
 static int run_target(const struct variant *v, const char *what, check_fn check)
 {
 	const char *dir = getenv("XP_TARGETS"), *name = v->target;
@@ -360,6 +395,21 @@ static int test_qsort_nofp(void)
 	return run_target(&nofp, "qsort", check_qsort);
 }
 
+static int test_signal_fp(void)
+{
+	return run_target(&fp, "signal", check_signal);
+}
+
+static int test_signal_nofp(void)
+{
+	return run_target(&nofp, "signal", check_signal);
+}
+
+static int test_signal_nofp_nocfi(void)
+{
+	return run_target(&nofp_nocfi, "signal", check_signal);
+}
+
 static int test_leaf_fp_nocfi(void)
 {
 	return run_target(&fp_nocfi, "leaf", check_leaf);
@@ -382,4 +432,5 @@ static int test_qsort_nofp_nocfi(void)
 
 T_MAIN(T_CASE(test_leaf_fp), T_CASE(test_leaf_nofp), T_CASE(test_qsort_fp), T_CASE(test_qsort_nofp),
        T_CASE(test_leaf_fp_nocfi), T_CASE(test_leaf_nofp_nocfi), T_CASE(test_qsort_fp_nocfi),
-       T_CASE(test_qsort_nofp_nocfi))
+       T_CASE(test_qsort_nofp_nocfi), T_CASE(test_signal_fp), T_CASE(test_signal_nofp),
+       T_CASE(test_signal_nofp_nocfi))
