@@ -19,19 +19,52 @@
 
 struct xp_regs {
 	uint16_t e_machine;
-	uint16_t nr;               /* valid entries in r[] (all, from 0) */
-	uint64_t valid;            /* bit n set: r[n] holds a known value */
-	uint64_t r[XP_REGS_MAX];   /* indexed by DWARF register number */
+	uint16_t nr;		 /* valid entries in r[] (all, from 0) */
+	uint64_t valid;		 /* bit n set: r[n] holds a known value */
+	uint64_t r[XP_REGS_MAX]; /* indexed by DWARF register number */
+	/*
+	 * Bits of a code address that carry a pointer-authentication code
+	 * (aarch64 NT_ARM_PAC_MASK, instruction mask); 0 when unknown, and
+	 * strip_pc then uses a default safe for a 48-bit VA.  Unused elsewhere.
+	 */
+	uint64_t pac_mask;
+};
+
+/*
+ * What one instruction does to the frame, for prologue and epilogue
+ * analysis where a function has no CFI.  Applied in this order:
+ * XP_EFF_SP_FROM_FP (sp = fp + sp_from_fp), sp += sp_pre, the saves at
+ * sp + save_fp / sp + save_ra, XP_EFF_SET_FP (fp = sp + set_fp), the
+ * restores, sp += sp_post.  All zero: no effect on sp, fp or the return
+ * address.
+ */
+enum xp_insn_eff_flags {
+	XP_EFF_SP_FROM_FP = 1 << 0,
+	XP_EFF_SAVE_FP = 1 << 1,
+	XP_EFF_SAVE_RA = 1 << 2,
+	XP_EFF_SET_FP = 1 << 3,
+	XP_EFF_RESTORE_FP = 1 << 4,
+	XP_EFF_RESTORE_RA = 1 << 5,
+	XP_EFF_SP_UNKNOWN = 1 << 6, /* sp changed in a way the analysis cannot follow */
+	XP_EFF_FP_CLOBBER = 1 << 7, /* fp overwritten with something else than a frame address */
+	XP_EFF_RETURN = 1 << 8,
+	XP_EFF_JUMP = 1 << 9,  /* unconditional jump: what follows is another path */
+	XP_EFF_CALL = 1 << 10, /* a call: what follows is a return address */
+};
+
+struct xp_insn_effect {
+	uint32_t flags; /* enum xp_insn_eff_flags */
+	int32_t sp_from_fp, sp_pre, save_fp, save_ra, set_fp, sp_post;
 };
 
 struct xp_arch {
-	const char *name;          /* as printed by uname -m */
+	const char *name; /* as printed by uname -m */
 	uint16_t e_machine;
 	uint8_t addr_bytes;
 	uint16_t dwarf_pc, dwarf_sp, dwarf_fp;
-	int16_t dwarf_ra;          /* register holding the return address, -1: none (x86) */
-	uint16_t nr_regs;          /* DWARF registers 0..nr_regs-1 are kept in xp_regs */
-	uint8_t stack_align;       /* SP/FP alignment required of a valid frame */
+	int16_t dwarf_ra;    /* register holding the return address, -1: none (x86) */
+	uint16_t nr_regs;    /* DWARF registers 0..nr_regs-1 are kept in xp_regs */
+	uint8_t stack_align; /* SP/FP alignment required of a valid frame */
 	/*
 	 * Frame record: with fp the frame pointer of a frame, the caller's fp is
 	 * at fp + fp_off_prev_fp and the return address at fp + fp_off_ra.
@@ -54,6 +87,12 @@ struct xp_arch {
 	 * regs_read and by tests on canned regsets.  0 or -EINVAL.
 	 */
 	int (*regs_from_prstatus)(const void *buf, unsigned long len, struct xp_regs *out);
+	/*
+	 * Classify one decoded instruction, given as the disassembler's
+	 * mnemonic and operand text (capstone syntax), for prologue/epilogue
+	 * analysis.  Pure; fills all of @eff.
+	 */
+	void (*insn_effect)(const char *mnemonic, const char *ops, struct xp_insn_effect *eff);
 };
 
 /* NULL if unknown. */

@@ -13,7 +13,7 @@
 int xp_verbosity;
 int xp_quiet;
 
-static void vreport(const char *prefix, const char *fmt, va_list ap)
+static void XP_FMT(2, 0) vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[4096];
 

@@ -18,17 +18,28 @@ struct addrspace;
 
 enum unwind_mode {
 	UNWIND_AUTO = 0, /* frame pointers, CFI where they are missing or invalid */
-	UNWIND_FP,       /* frame pointers only (innermost frame fixed with CFI/prologue analysis) */
-	UNWIND_DWARF,    /* CFI for every frame */
+	UNWIND_FP,    /* frame pointers only (innermost frame fixed with CFI/prologue analysis) */
+	UNWIND_DWARF, /* CFI for every frame */
 };
 
 /* Per-frame flags stored beside each pc (in the data file too). */
 enum xp_frame_flags {
-	XP_FRAME_EXACT = 1 << 0,     /* pc is exact (innermost or interrupted), not a return address */
+	XP_FRAME_EXACT = 1 << 0, /* pc is exact (innermost or interrupted), not a return address */
 	XP_FRAME_SYSCALL = 1 << 1,   /* "pc" is a system call number: leaf of a blocked thread */
 	XP_FRAME_TRUNCATED = 1 << 2, /* marker at the root: the walk hit --max-depth */
-	XP_FRAME_CFI = 1 << 3,       /* this frame's caller was found with CFI (diagnostics) */
+	XP_FRAME_CFI = 1 << 3,	     /* this frame's caller was found with CFI (diagnostics) */
 };
+
+/*
+ * The address to look up (CFI, symbols, lines) for frame @pc with @flags:
+ * a return address (not XP_FRAME_EXACT) may follow a call that never
+ * returns and so point into the next function, so it is looked up at
+ * pc - 1 (eu-stack's pc_adjusted).  The one place this rule is written.
+ */
+static inline uint64_t unwind_lookup_pc(uint64_t pc, uint8_t flags)
+{
+	return flags & XP_FRAME_EXACT || !pc ? pc : pc - 1;
+}
 
 struct unwind_stats {
 	uint64_t stacks, frames, frames_fp, frames_cfi, truncated, bad_frames;
@@ -44,8 +55,11 @@ void unwinder_free(struct unwinder *u);
  * Walk one thread's stack.  Writes up to @max entries of @pcs/@flags,
  * innermost first (pcs[0] is the exact pc), and returns how many.  Never
  * fails: garbage, cycles and unreadable memory end the walk cleanly.  When
- * the walk is cut by the depth limit, the last entry is an
- * XP_FRAME_TRUNCATED marker.  Not thread-safe (per-unwinder caches).
+ * the walk is cut by the depth limit (the smaller of @max and max_depth),
+ * the last entry is an XP_FRAME_TRUNCATED marker with pc 0 in place of
+ * the deepest frame.  @as may be NULL (no mapping checks, no CFI: frame
+ * records only).  Reads memory through @mem only.  Not thread-safe
+ * (per-unwinder caches); may run while the target runs.
  */
 unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
 			  const struct xp_regs *regs, struct memread *mem, struct addrspace *as,

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * aarch64: DWARF register numbers (AADWARF64: x0..x30 = 0..30, sp = 31,
+ * pc = 32), the AAPCS64 frame record ([x29] = caller x29, [x29 + 8] = saved
+ * x30), the NT_PRSTATUS layout (struct user_pt_regs: x0..x30, sp, pc,
+ * pstate; 272 bytes) and pointer-authentication stripping.  The decoder is
+ * pure and built on every host; regs_read works on an aarch64 host only.
+ */
+#include "arch.h"
+#include "arch_impl.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdatomic.h>
+
+#define AARCH64_PRSTATUS_WORDS 34
+#define AARCH64_DWARF_SP       31
+#define AARCH64_DWARF_PC       32
+
+#ifndef NT_ARM_PAC_MASK
+#define NT_ARM_PAC_MASK 0x406
+#endif
+
+/*
+ * Without the kernel's mask (not an aarch64 host, or a CPU without PAC)
+ * assume a 48-bit VA: user code addresses never have bits 48..63 set, so
+ * clearing them is harmless when there is no PAC and removes it when there
+ * is (bits 48..54, plus 55..63 with TBI).  Kernels with 52-bit user VA only
+ * hand out such addresses on request (mmap hint), never for code.
+ */
+#define AARCH64_PAC_DEFAULT 0xffff000000000000ull
+
+static const char *const aarch64_names[] = {
+    "x0",  "x1",  "x2",	 "x3",	"x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10",
+    "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
+    "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",  "pc",
+};
+
+static const char *aarch64_reg_name(unsigned int dwarf_reg)
+{
+	if (dwarf_reg >= sizeof(aarch64_names) / sizeof(aarch64_names[0]))
+		return NULL;
+	return aarch64_names[dwarf_reg];
+}
+
+static uint64_t aarch64_strip_pc(const struct xp_regs *regs, uint64_t pc)
+{
+	uint64_t mask = regs && regs->pac_mask ? regs->pac_mask : AARCH64_PAC_DEFAULT;
+
+	return pc & ~mask;
+}
+
+static int aarch64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
+{
+	unsigned int i;
+
+	if (!buf || len < AARCH64_PRSTATUS_WORDS * 8)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->e_machine = EM_AARCH64;
+	/* x0..x30, sp, pc are words 0..32 and DWARF registers 0..32 alike. */
+	for (i = 0; i <= AARCH64_DWARF_PC; i++)
+		xp_regs_set(out, i, xp_arch_word(buf, i));
+	return 0;
+}
+
+#if defined(__aarch64__)
+/* The mask is a property of the kernel and CPU: read it once per process. */
+static _Atomic uint64_t aarch64_host_pac_mask;
+
+static uint64_t aarch64_read_pac_mask(pid_t tid)
+{
+	uint64_t mask = atomic_load_explicit(&aarch64_host_pac_mask, memory_order_relaxed);
+	uint64_t raw[2]; /* struct user_pac_mask: data_mask, insn_mask */
+
+	if (mask)
+		return mask;
+	if (xp_arch_getregset(tid, NT_ARM_PAC_MASK, raw, sizeof(raw)) == (long)sizeof(raw) &&
+	    raw[1])
+		mask = raw[1];
+	else
+		mask = AARCH64_PAC_DEFAULT; /* EINVAL: no PAC on this CPU */
+	atomic_store_explicit(&aarch64_host_pac_mask, mask, memory_order_relaxed);
+	return mask;
+}
+#endif
+
+static int aarch64_regs_read(pid_t tid, struct xp_regs *out)
+{
+#if defined(__aarch64__)
+	uint64_t raw[AARCH64_PRSTATUS_WORDS];
+	long n = xp_arch_getregset(tid, NT_PRSTATUS, raw, sizeof(raw));
+	int ret;
+
+	if (n < 0)
+		return (int)n;
+	ret = aarch64_regs_from_prstatus(raw, (unsigned long)n, out);
+	if (!ret)
+		out->pac_mask = aarch64_read_pac_mask(tid);
+	return ret;
+#else
+	(void)tid;
+	(void)out;
+	return -ENOSYS;
+#endif
+}
+
+/* "[sp, #-0x20]!" (pre-index), "[sp, #0x10]" (offset) or "[sp], #0x20" (post-index). */
+static int aarch64_sp_addr(const char *p, int32_t *off, int *mode)
+{
+	if (xp_arch_prefix(p, "[sp], ", &p)) {
+		*mode = 2;
+		return xp_arch_parse_imm(&p, off) || *p ? -EINVAL : 0;
+	}
+	if (!strcmp(p, "[sp]")) {
+		*mode = 1;
+		*off = 0;
+		return 0;
+	}
+	if (!xp_arch_prefix(p, "[sp, ", &p) || xp_arch_parse_imm(&p, off))
+		return -EINVAL;
+	if (!strcmp(p, "]!"))
+		*mode = 0;
+	else if (!strcmp(p, "]"))
+		*mode = 1;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Store/load of x29 and/or x30 relative to sp: stp/ldp x29, x30 and str/ldr x29 or x30. */
+static void aarch64_sp_access(bool store, const char *ops, struct xp_insn_effect *eff)
+{
+	bool fp = false, ra = false, ra_second = false;
+	const char *p = ops;
+	int32_t off;
+	int mode;
+
+	if (xp_arch_prefix(p, "x29, x30, ", &p)) {
+		fp = ra = ra_second = true;
+	} else if (xp_arch_prefix(p, "x29, ", &p)) {
+		fp = true;
+	} else if (xp_arch_prefix(p, "x30, ", &p)) {
+		ra = true;
+	} else {
+		/* Some other registers: only a writeback to sp matters. */
+		const char *b = strchr(ops, '[');
+
+		if (!b)
+			return;
+		p = b;
+	}
+	if (aarch64_sp_addr(p, &off, &mode)) {
+		if (strstr(p, "sp") && strchr(p, '!'))
+			eff->flags |= XP_EFF_SP_UNKNOWN;
+		return;
+	}
+	if (mode == 0)
+		eff->sp_pre = off;
+	else if (mode == 2)
+		eff->sp_post = off;
+	if (mode != 1)
+		off = 0; /* the access is at the updated (pre) or old (post) sp */
+	if (store) {
+		if (fp) {
+			eff->flags |= XP_EFF_SAVE_FP;
+			eff->save_fp = off;
+		}
+		if (ra) {
+			eff->flags |= XP_EFF_SAVE_RA;
+			eff->save_ra = off + (ra_second ? 8 : 0);
+		}
+	} else {
+		eff->flags |= (fp ? XP_EFF_RESTORE_FP : 0) | (ra ? XP_EFF_RESTORE_RA : 0);
+	}
+}
+
+/*
+ * AAPCS64 prologues and epilogues as GCC and clang emit them: stp/ldp of
+ * x29, x30 around sp, sub/add sp, mov/add x29, sp; ret/b end a path.
+ */
+static void aarch64_insn_effect(const char *mn, const char *ops, struct xp_insn_effect *eff)
+{
+	const char *p;
+	int32_t v;
+
+	memset(eff, 0, sizeof(*eff));
+	if (!strcmp(mn, "stp") || !strcmp(mn, "str")) {
+		aarch64_sp_access(true, ops, eff);
+	} else if (!strcmp(mn, "ldp") || !strcmp(mn, "ldr")) {
+		aarch64_sp_access(false, ops, eff);
+		if (xp_arch_prefix(ops, "x29, ", NULL) && !(eff->flags & XP_EFF_RESTORE_FP))
+			eff->flags |= XP_EFF_FP_CLOBBER;
+	} else if (!strcmp(mn, "ret") || !strcmp(mn, "retaa") || !strcmp(mn, "retab")) {
+		eff->flags |= XP_EFF_RETURN;
+	} else if (!strcmp(mn, "b") || !strcmp(mn, "br")) {
+		eff->flags |= XP_EFF_JUMP;
+	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) &&
+		   xp_arch_prefix(ops, "sp, sp, ", &p)) {
+		if (xp_arch_parse_imm(&p, &v) || *p || v == INT32_MIN)
+			eff->flags |= XP_EFF_SP_UNKNOWN;
+		else
+			eff->sp_pre = mn[0] == 's' ? -v : v;
+	} else if (!strcmp(mn, "mov") && !strcmp(ops, "x29, sp")) {
+		eff->flags |= XP_EFF_SET_FP;
+	} else if (!strcmp(mn, "add") && xp_arch_prefix(ops, "x29, sp, ", &p) &&
+		   !xp_arch_parse_imm(&p, &v) && !*p) {
+		eff->flags |= XP_EFF_SET_FP;
+		eff->set_fp = v;
+	} else if (!strcmp(mn, "mov") && !strcmp(ops, "sp, x29")) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
+	} else if (!strcmp(mn, "sub") && xp_arch_prefix(ops, "sp, x29, ", &p) &&
+		   !xp_arch_parse_imm(&p, &v) && !*p && v != INT32_MIN) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
+		eff->sp_from_fp = -v;
+	} else if (!strcmp(mn, "bl") || !strncmp(mn, "blr", 3)) {
+		eff->flags |= XP_EFF_CALL; /* bl, blr, blraa, blraaz, blrab, blrabz */
+	} else if (!strncmp(mn, "cmp", 3) || !strncmp(mn, "tst", 3)) {
+		/* reads only */
+	} else if (xp_arch_prefix(ops, "sp,", NULL) || !strcmp(ops, "sp")) {
+		eff->flags |= XP_EFF_SP_UNKNOWN;
+	} else if (xp_arch_prefix(ops, "x29,", NULL)) {
+		eff->flags |= XP_EFF_FP_CLOBBER;
+	}
+}
+
+const struct xp_arch xp_arch_aarch64 = {
+    .name = "aarch64",
+    .e_machine = EM_AARCH64,
+    .addr_bytes = 8,
+    .dwarf_pc = AARCH64_DWARF_PC,
+    .dwarf_sp = AARCH64_DWARF_SP,
+    .dwarf_fp = 29,
+    .dwarf_ra = 30,
+    .nr_regs = 33,
+    .stack_align = 16, /* AAPCS64: sp is 16-aligned, and x29 = sp when set */
+    .fp_off_prev_fp = 0,
+    .fp_off_ra = 8,
+    .fp_off_cfa = 16,
+    .min_call_len = 4,
+    .reg_name = aarch64_reg_name,
+    .strip_pc = aarch64_strip_pc,
+    .regs_read = aarch64_regs_read,
+    .regs_from_prstatus = aarch64_regs_from_prstatus,
+    .insn_effect = aarch64_insn_effect,
+};

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * riscv64: DWARF register numbers (psABI: x0..x31 = 0..31; the pc has no
+ * DWARF number, xprof keeps it as 32), the frame record below s0 ([s0 - 16]
+ * = caller s0, [s0 - 8] = ra, s0 = CFA) and the NT_PRSTATUS layout (struct
+ * user_regs_struct: pc, x1..x31; 256 bytes).  The decoder is pure and built
+ * on every host; regs_read works on a riscv64 host only.
+ */
+#include "arch.h"
+#include "arch_impl.h"
+
+#include <elf.h>
+#include <errno.h>
+
+#define RISCV64_PRSTATUS_WORDS 32
+#define RISCV64_DWARF_PC       32
+
+static const char *const riscv64_names[] = {
+    "zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "s0", "s1", "a0",
+    "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
+    "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6", "pc",
+};
+
+static const char *riscv64_reg_name(unsigned int dwarf_reg)
+{
+	if (dwarf_reg >= sizeof(riscv64_names) / sizeof(riscv64_names[0]))
+		return NULL;
+	return riscv64_names[dwarf_reg];
+}
+
+static uint64_t riscv64_strip_pc(const struct xp_regs *regs, uint64_t pc)
+{
+	(void)regs;
+	return pc;
+}
+
+static int riscv64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
+{
+	unsigned int i;
+
+	if (!buf || len < RISCV64_PRSTATUS_WORDS * 8)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->e_machine = EM_RISCV;
+	xp_regs_set(out, 0, 0); /* x0 is hard-wired to zero */
+	for (i = 1; i < RISCV64_PRSTATUS_WORDS; i++)
+		xp_regs_set(out, i, xp_arch_word(buf, i));
+	xp_regs_set(out, RISCV64_DWARF_PC, xp_arch_word(buf, 0));
+	return 0;
+}
+
+static int riscv64_regs_read(pid_t tid, struct xp_regs *out)
+{
+#if defined(__riscv) && __riscv_xlen == 64
+	uint64_t raw[RISCV64_PRSTATUS_WORDS];
+	long n = xp_arch_getregset(tid, NT_PRSTATUS, raw, sizeof(raw));
+
+	if (n < 0)
+		return (int)n;
+	return riscv64_regs_from_prstatus(raw, (unsigned long)n, out);
+#else
+	(void)tid;
+	(void)out;
+	return -ENOSYS;
+#endif
+}
+
+/* "N(sp)": the offset.  0 or -EINVAL. */
+static int riscv64_sp_off(const char *p, int32_t *off)
+{
+	if (xp_arch_parse_imm(&p, off) || strcmp(p, "(sp)"))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * RISC-V prologues and epilogues (addi sp; sd/ld ra and s0 relative to sp;
+ * addi s0, sp), in the syntax of capstone 5, which is the first capstone
+ * with RISC-V; compressed forms are printed with a "c." prefix.
+ */
+static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_effect *eff)
+{
+	const char *p;
+	int32_t v;
+
+	memset(eff, 0, sizeof(*eff));
+	if (xp_arch_prefix(mn, "c.", &p))
+		mn = p;
+	if ((!strcmp(mn, "addi") || !strcmp(mn, "addi16sp")) &&
+	    (xp_arch_prefix(ops, "sp, sp, ", &p) || xp_arch_prefix(ops, "sp, ", &p))) {
+		if (xp_arch_parse_imm(&p, &v) || *p)
+			eff->flags |= XP_EFF_SP_UNKNOWN;
+		else
+			eff->sp_pre = v;
+	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) && xp_arch_prefix(ops, "ra, ", &p) &&
+		   !riscv64_sp_off(p, &v)) {
+		eff->flags |= XP_EFF_SAVE_RA;
+		eff->save_ra = v;
+	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) && xp_arch_prefix(ops, "s0, ", &p) &&
+		   !riscv64_sp_off(p, &v)) {
+		eff->flags |= XP_EFF_SAVE_FP;
+		eff->save_fp = v;
+	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) && xp_arch_prefix(ops, "ra, ", &p) &&
+		   !riscv64_sp_off(p, &v)) {
+		eff->flags |= XP_EFF_RESTORE_RA;
+	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) && xp_arch_prefix(ops, "s0, ", &p) &&
+		   !riscv64_sp_off(p, &v)) {
+		eff->flags |= XP_EFF_RESTORE_FP;
+	} else if (!strcmp(mn, "addi") && xp_arch_prefix(ops, "s0, sp, ", &p) &&
+		   !xp_arch_parse_imm(&p, &v) && !*p) {
+		eff->flags |= XP_EFF_SET_FP;
+		eff->set_fp = v;
+	} else if (!strcmp(mn, "addi") && xp_arch_prefix(ops, "sp, s0, ", &p) &&
+		   !xp_arch_parse_imm(&p, &v) && !*p) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
+		eff->sp_from_fp = v;
+	} else if (!strcmp(mn, "call") || (!strncmp(mn, "jal", 3) && !strchr(ops, ',')) ||
+		   ((!strcmp(mn, "jal") || !strcmp(mn, "jalr")) &&
+		    xp_arch_prefix(ops, "ra,", NULL))) {
+		eff->flags |= XP_EFF_CALL; /* links into ra: jal/jalr with rd = ra */
+	} else if (!strcmp(mn, "ret") || (!strcmp(mn, "jr") && !strcmp(ops, "ra"))) {
+		eff->flags |= XP_EFF_RETURN;
+	} else if (!strcmp(mn, "j") || !strcmp(mn, "jr")) {
+		eff->flags |= XP_EFF_JUMP;
+	} else if (!strcmp(mn, "sb") || !strcmp(mn, "sh") || !strcmp(mn, "sw") ||
+		   !strcmp(mn, "sd") || !strcmp(mn, "swsp") || !strcmp(mn, "sdsp") ||
+		   !strncmp(mn, "b", 1)) {
+		/* stores and branches write no register */
+	} else if (xp_arch_prefix(ops, "sp,", NULL)) {
+		eff->flags |= XP_EFF_SP_UNKNOWN;
+	} else if (xp_arch_prefix(ops, "s0,", NULL)) {
+		eff->flags |= XP_EFF_FP_CLOBBER;
+	}
+}
+
+const struct xp_arch xp_arch_riscv64 = {
+    .name = "riscv64",
+    .e_machine = EM_RISCV,
+    .addr_bytes = 8,
+    .dwarf_pc = RISCV64_DWARF_PC,
+    .dwarf_sp = 2,
+    .dwarf_fp = 8,
+    .dwarf_ra = 1,
+    .nr_regs = 33,
+    .stack_align = 16, /* psABI: sp 16-aligned; s0 is the CFA, a caller's sp */
+    .fp_off_prev_fp = -16,
+    .fp_off_ra = -8,
+    .fp_off_cfa = 0,
+    .min_call_len = 2, /* c.jalr */
+    .reg_name = riscv64_reg_name,
+    .strip_pc = riscv64_strip_pc,
+    .regs_read = riscv64_regs_read,
+    .regs_from_prstatus = riscv64_regs_from_prstatus,
+    .insn_effect = riscv64_insn_effect,
+};

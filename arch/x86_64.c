@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86-64: DWARF register numbers (System V psABI, figure 3.36), the frame
+ * record pushed by "push %rbp; mov %rsp,%rbp", and the NT_PRSTATUS layout
+ * (struct user_regs_struct, <sys/user.h>, 27 words).  The decoder is pure
+ * and built on every host; only regs_read talks to a live thread, and only
+ * on an x86-64 host.
+ */
+#include "arch.h"
+#include "arch_impl.h"
+
+#include <elf.h>
+#include <errno.h>
+
+#define X86_64_PRSTATUS_WORDS 27
+#define X86_64_DWARF_RIP      16
+
+/* struct user_regs_struct word index of DWARF registers 0..16. */
+static const uint8_t x86_64_prstatus_index[] = {
+    10, /* rax */
+    12, /* rdx */
+    11, /* rcx */
+    5,	/* rbx */
+    13, /* rsi */
+    14, /* rdi */
+    4,	/* rbp */
+    19, /* rsp */
+    9,	/* r8 */
+    8,	/* r9 */
+    7,	/* r10 */
+    6,	/* r11 */
+    3,	/* r12 */
+    2,	/* r13 */
+    1,	/* r14 */
+    0,	/* r15 */
+    16, /* rip */
+};
+
+static const char *const x86_64_names[] = {
+    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
+    "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "rip",
+};
+
+static const char *x86_64_reg_name(unsigned int dwarf_reg)
+{
+	if (dwarf_reg >= sizeof(x86_64_names) / sizeof(x86_64_names[0]))
+		return NULL;
+	return x86_64_names[dwarf_reg];
+}
+
+static uint64_t x86_64_strip_pc(const struct xp_regs *regs, uint64_t pc)
+{
+	(void)regs;
+	return pc;
+}
+
+static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
+{
+	unsigned int i;
+
+	if (!buf || len < X86_64_PRSTATUS_WORDS * 8)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->e_machine = EM_X86_64;
+	for (i = 0; i < sizeof(x86_64_prstatus_index); i++)
+		xp_regs_set(out, i, xp_arch_word(buf, x86_64_prstatus_index[i]));
+	return 0;
+}
+
+static int x86_64_regs_read(pid_t tid, struct xp_regs *out)
+{
+#if defined(__x86_64__)
+	uint64_t raw[X86_64_PRSTATUS_WORDS];
+	long n = xp_arch_getregset(tid, NT_PRSTATUS, raw, sizeof(raw));
+
+	if (n < 0)
+		return (int)n;
+	return x86_64_regs_from_prstatus(raw, (unsigned long)n, out);
+#else
+	(void)tid;
+	(void)out;
+	return -ENOSYS;
+#endif
+}
+
+/* Whether the first operand of @ops is @reg (the destination in Intel syntax). */
+static bool x86_64_dest_is(const char *ops, const char *reg)
+{
+	const char *rest;
+
+	return xp_arch_prefix(ops, reg, &rest) && (*rest == ',' || !*rest);
+}
+
+static bool x86_64_dest_is_sp(const char *ops)
+{
+	return x86_64_dest_is(ops, "rsp") || x86_64_dest_is(ops, "esp") ||
+	       x86_64_dest_is(ops, "sp") || x86_64_dest_is(ops, "spl");
+}
+
+static bool x86_64_dest_is_fp(const char *ops)
+{
+	return x86_64_dest_is(ops, "rbp") || x86_64_dest_is(ops, "ebp") ||
+	       x86_64_dest_is(ops, "bp") || x86_64_dest_is(ops, "bpl");
+}
+
+/* "[rbp - 0x18]" or "[rbp + 8]" or "[rbp]" after @base: the displacement. */
+static int x86_64_mem_disp(const char *ops, const char *base, int32_t *disp)
+{
+	const char *p;
+	int32_t v;
+
+	if (!xp_arch_prefix(ops, base, &p))
+		return -EINVAL;
+	if (!strcmp(p, "]")) {
+		*disp = 0;
+		return 0;
+	}
+	if ((strncmp(p, " + ", 3) && strncmp(p, " - ", 3)))
+		return -EINVAL;
+	if (p[1] == '-') {
+		p += 3;
+		if (xp_arch_parse_imm(&p, &v) || strcmp(p, "]") || v == INT32_MIN)
+			return -EINVAL;
+		v = -v;
+	} else {
+		p += 3;
+		if (xp_arch_parse_imm(&p, &v) || strcmp(p, "]"))
+			return -EINVAL;
+	}
+	*disp = v;
+	return 0;
+}
+
+/*
+ * The instructions GCC and clang emit in x86-64 prologues and epilogues
+ * (push/pop, sub/add/lea on rsp, mov/lea between rsp and rbp, leave, ret),
+ * in capstone's Intel syntax.  Anything else that writes rsp or rbp makes
+ * the analysis give up on that register.
+ */
+static void x86_64_insn_effect(const char *mn, const char *ops, struct xp_insn_effect *eff)
+{
+	const char *p;
+	int32_t v;
+
+	memset(eff, 0, sizeof(*eff));
+	if (!strcmp(mn, "push") || !strcmp(mn, "pushfq")) {
+		eff->sp_pre = -8;
+		if (!strcmp(ops, "rbp")) {
+			eff->flags |= XP_EFF_SAVE_FP;
+			eff->save_fp = 0;
+		}
+	} else if (!strcmp(mn, "pop") || !strcmp(mn, "popfq")) {
+		eff->sp_post = 8;
+		if (!strcmp(ops, "rbp"))
+			eff->flags |= XP_EFF_RESTORE_FP;
+		else if (x86_64_dest_is_sp(ops))
+			eff->flags |= XP_EFF_SP_UNKNOWN;
+	} else if (!strcmp(mn, "leave")) {
+		eff->flags |= XP_EFF_SP_FROM_FP | XP_EFF_RESTORE_FP;
+		eff->sp_post = 8;
+	} else if (!strcmp(mn, "ret") || !strcmp(mn, "retq")) {
+		eff->flags |= XP_EFF_RETURN;
+	} else if (!strcmp(mn, "jmp")) {
+		eff->flags |= XP_EFF_JUMP;
+	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) && xp_arch_prefix(ops, "rsp, ", &p)) {
+		if (xp_arch_parse_imm(&p, &v) || *p || v == INT32_MIN)
+			eff->flags |= XP_EFF_SP_UNKNOWN;
+		else
+			eff->sp_pre = mn[0] == 's' ? -v : v;
+	} else if (!strcmp(mn, "mov") && !strcmp(ops, "rbp, rsp")) {
+		eff->flags |= XP_EFF_SET_FP;
+	} else if (!strcmp(mn, "mov") && !strcmp(ops, "rsp, rbp")) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
+	} else if (!strcmp(mn, "lea") && xp_arch_prefix(ops, "rsp, [", &p) &&
+		   !x86_64_mem_disp(p, "rbp", &v)) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
+		eff->sp_from_fp = v;
+	} else if (!strcmp(mn, "lea") && xp_arch_prefix(ops, "rsp, [", &p) &&
+		   !x86_64_mem_disp(p, "rsp", &v)) {
+		eff->sp_pre = v;
+	} else if (!strcmp(mn, "lea") && xp_arch_prefix(ops, "rbp, [", &p) &&
+		   !x86_64_mem_disp(p, "rsp", &v)) {
+		eff->flags |= XP_EFF_SET_FP;
+		eff->set_fp = v;
+	} else if (!strncmp(mn, "call", 4)) {
+		eff->flags |= XP_EFF_CALL; /* pushes, and the callee pops */
+	} else if (!strcmp(mn, "cmp") || !strcmp(mn, "test")) {
+		/* reads its operands only */
+	} else if (x86_64_dest_is_sp(ops)) {
+		eff->flags |= XP_EFF_SP_UNKNOWN; /* and rsp, -16; mov rsp, rax; ... */
+	} else if (x86_64_dest_is_fp(ops)) {
+		eff->flags |= XP_EFF_FP_CLOBBER;
+	}
+}
+
+const struct xp_arch xp_arch_x86_64 = {
+    .name = "x86_64",
+    .e_machine = EM_X86_64,
+    .addr_bytes = 8,
+    .dwarf_pc = X86_64_DWARF_RIP,
+    .dwarf_sp = 7,
+    .dwarf_fp = 6,
+    .dwarf_ra = -1,
+    .nr_regs = 17,
+    /*
+     * rbp is 16-aligned in ABI-conforming code, but hand-written assembly
+     * only guarantees 8; demanding 16 would cut valid chains.
+     */
+    .stack_align = 8,
+    .fp_off_prev_fp = 0,
+    .fp_off_ra = 8,
+    .fp_off_cfa = 16,
+    .min_call_len = 2, /* call *%rax: ff d0 */
+    .reg_name = x86_64_reg_name,
+    .strip_pc = x86_64_strip_pc,
+    .regs_read = x86_64_regs_read,
+    .regs_from_prstatus = x86_64_regs_from_prstatus,
+    .insn_effect = x86_64_insn_effect,
+};

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mappings of a traced process: a strict parser for /proc/PID/maps
+ * lines (input we do not trust: a fuzz target covers it), a sorted array
+ * of mappings with lookup by address, and reloading that keeps what is
+ * already known about unchanged mappings (their 'reported' flag and module).
+ * ELF files behind the mappings are the module cache's business
+ * (src/module.c).
+ */
+#include "addrspace.h"
+#include "module.h"
+#include "err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Parse 1..@max hex digits at *@p.  Advances *@p. */
+static int parse_hex(const char **p, unsigned int max, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	unsigned int n = 0;
+
+	for (;; s++, n++) {
+		unsigned int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned int)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			d = (unsigned int)(*s - 'a' + 10);
+		else if (*s >= 'A' && *s <= 'F')
+			d = (unsigned int)(*s - 'A' + 10);
+		else
+			break;
+		if (n == max)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (!n)
+		return -EINVAL;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+static int parse_dec(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **p, char c)
+{
+	if (**p != c)
+		return -EINVAL;
+	(*p)++;
+	return 0;
+}
+
+int procmaps_parse_line(const char *line, struct xp_map *out, char *pathbuf, size_t pathlen)
+{
+	const char *p = line, *path, *eol;
+	uint64_t major, minor;
+	size_t len;
+
+	if (!line || !pathbuf || !pathlen)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	/* "start-end perms offset major:minor inode [path]" (proc(5)) */
+	if (parse_hex(&p, 16, &out->start) || expect(&p, '-') || parse_hex(&p, 16, &out->end) ||
+	    expect(&p, ' '))
+		return -EINVAL;
+	if (out->start >= out->end || (out->start | out->end) & 0xfff)
+		return -EINVAL;
+	if ((p[0] != 'r' && p[0] != '-') || (p[1] != 'w' && p[1] != '-') ||
+	    (p[2] != 'x' && p[2] != '-') || (p[3] != 'p' && p[3] != 's'))
+		return -EINVAL;
+	out->prot = (p[0] == 'r' ? XP_PROT_READ : 0) | (p[1] == 'w' ? XP_PROT_WRITE : 0) |
+		    (p[2] == 'x' ? XP_PROT_EXEC : 0);
+	p += 4;
+	if (expect(&p, ' ') || parse_hex(&p, 16, &out->offset) || expect(&p, ' ') ||
+	    parse_hex(&p, 8, &major) || expect(&p, ':') || parse_hex(&p, 8, &minor) ||
+	    expect(&p, ' ') || parse_dec(&p, &out->inode))
+		return -EINVAL;
+	out->dev_major = (uint32_t)major;
+	out->dev_minor = (uint32_t)minor;
+	/* The path, after padding; it may contain spaces and ends at the newline. */
+	eol = strchr(p, '\n');
+	if (eol && eol[1])
+		return -EINVAL; /* more than one line */
+	if (!eol)
+		eol = p + strlen(p);
+	if (p < eol && *p != ' ')
+		return -EINVAL; /* garbage glued to the inode */
+	path = p;
+	while (path < eol && *path == ' ')
+		path++;
+	len = (size_t)(eol - path);
+	if (len > pathlen - 1)
+		len = pathlen - 1;
+	memcpy(pathbuf, path, len);
+	pathbuf[len] = '\0';
+	out->path = pathbuf;
+	return 0;
+}
+
+void addrspace_init(struct addrspace *as, pid_t pid, struct module_cache *mc)
+{
+	memset(as, 0, sizeof(*as));
+	as->pid = pid;
+	as->mc = mc;
+}
+
+static void maps_free(struct xp_map *maps, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(maps[i].path);
+	free(maps);
+}
+
+void addrspace_release(struct addrspace *as)
+{
+	maps_free(as->maps, as->nr);
+	addrspace_init(as, as->pid, as->mc);
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct xp_map *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Index of the mapping with the greatest start <= @addr, or @nr if none. */
+static size_t maps_search(const struct xp_map *maps, size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : nr;
+}
+
+static bool map_same(const struct xp_map *a, const struct xp_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->prot == b->prot && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       a->inode == b->inode && !strcmp(a->path, b->path);
+}
+
+int addrspace_load_text(struct addrspace *as, const char *text)
+{
+	struct xp_map *maps = NULL;
+	unsigned long alloc = 0;
+	size_t nr = 0, i, keep;
+	char pathbuf[4096];
+	const char *p = text;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char line[4096 + 128];
+		struct xp_map m;
+
+		/* Malformed or overlong lines are skipped: the rest is still usable. */
+		if (len < sizeof(line)) {
+			memcpy(line, p, len);
+			line[len] = '\0';
+			if (!procmaps_parse_line(line, &m, pathbuf, sizeof(pathbuf))) {
+				xp_grow((void **)&maps, &alloc, nr + 1, sizeof(*maps));
+				m.path = xp_strdup(pathbuf);
+				maps[nr++] = m;
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	/* The kernel sorts; other text may not.  Drop overlaps, keeping the first. */
+	qsort(maps, nr, sizeof(*maps), map_cmp);
+	for (i = 0, keep = 0; i < nr; i++) {
+		if (keep && maps[i].start < maps[keep - 1].end) {
+			free(maps[i].path);
+			continue;
+		}
+		maps[keep++] = maps[i];
+	}
+	nr = keep;
+	for (i = 0; i < nr; i++) {
+		struct xp_map *m = &maps[i];
+		size_t j = maps_search(as->maps, as->nr, m->start);
+
+		if (j < as->nr && map_same(&as->maps[j], m)) {
+			m->reported = as->maps[j].reported;
+			m->mod = as->maps[j].mod;
+		} else if (m->prot & XP_PROT_EXEC) {
+			m->mod = module_cache_get(as->mc, m, as->pid);
+		}
+	}
+	maps_free(as->maps, as->nr);
+	as->maps = maps;
+	as->nr = nr;
+	as->alloc = alloc;
+	as->loads++;
+	return 0;
+}
+
+int addrspace_load(struct addrspace *as)
+{
+	char file[64], *buf = NULL;
+	unsigned long alloc = 0;
+	size_t len = 0;
+	ssize_t n;
+	int fd, ret;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", (int)as->pid);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		xp_grow((void **)&buf, &alloc, len + 16384, 1);
+		n = read(fd, buf + len, alloc - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (!ret) {
+		buf[len] = '\0';
+		ret = addrspace_load_text(as, buf);
+	}
+	free(buf);
+	return ret;
+}
+
+struct xp_map *addrspace_find(const struct addrspace *as, uint64_t addr)
+{
+	size_t i = maps_search(as->maps, as->nr, addr);
+
+	if (i < as->nr && addr < as->maps[i].end)
+		return &as->maps[i];
+	return NULL;
+}
+
+bool addrspace_is_exec(const struct addrspace *as, uint64_t addr)
+{
+	const struct xp_map *m = addrspace_find(as, addr);
+
+	return m && (m->prot & XP_PROT_EXEC);
+}

@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unwinder: a register snapshot plus target memory (the stack copy,
+ * extended on demand through memread) in, code addresses out, innermost
+ * first.  One native backend sits behind struct unwinder_ops and walks in
+ * three modes:
+ *
+ *  - FP: frame records, validated at every step.  The innermost frame is
+ *    fixed first with the CFI of the function holding the pc (GCC 12 leaves
+ *    leaf functions frameless even with -fno-omit-frame-pointer, and any
+ *    function can be caught in its prologue or epilogue; an FP walk from
+ *    the registers would then skip the leaf's caller, as perf -g does).
+ *  - DWARF: CFI (.eh_frame/.debug_frame) for every frame.
+ *  - AUTO: per frame, the cached CFI row of its pc says whether the
+ *    function keeps a frame record; if it does (or has no CFI at all) the
+ *    record is followed, otherwise its CFI rules are.
+ *
+ * CFI rows come from libdw once per (module, pc) and are kept in a
+ * direct-mapped per-unwinder cache, so a sample costs a few hash probes and
+ * memory reads, no allocation and no syscall while the chain stays in the
+ * stack copy.  A hostile stack ends the walk: every step checks alignment,
+ * that the stack only grows toward its base, that memory is readable and
+ * that return addresses land in executable mappings.  The depth limit
+ * bounds everything else.
+ */
+#include "unwind.h"
+#include "addrspace.h"
+#include "arch/arch.h"
+#include "err.h"
+#include "insn.h"
+#include "memread.h"
+#include "module.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UW_ROW_CACHE  1024 /* slots, a power of two */
+#define UW_CALL_CACHE 1024 /* slots, a power of two */
+#define UW_EXPR_STACK 16
+
+/* Result of one step besides the caller's state. */
+enum uw_step_end {
+	UW_STEP_OK = 0,
+	UW_STEP_END = 1, /* clean end of the stack (null fp, undefined return address) */
+};
+
+struct uw_call_slot {
+	const struct module *mod; /* NULL: empty slot */
+	uint64_t vaddr;		  /* a return address */
+	bool after_call;
+};
+
+struct uw_row_slot {
+	const struct module *mod; /* NULL: empty slot */
+	uint64_t vaddr;
+	int status; /* 0, or -ENOENT/-ENOTSUP from module_cfi_row (cached too) */
+	struct cfi_row row;
+};
+
+/* The state of one frame during a walk. */
+struct uw_frame {
+	struct xp_regs regs;
+	uint64_t pc; /* stripped */
+	bool
+	    exact; /* pc is exact (innermost, or interrupted by a signal): look up pc, not pc - 1 */
+};
+
+struct uw_walk {
+	struct unwinder *u;
+	const struct xp_arch *arch;
+	struct memread *mem;
+	struct addrspace *as;
+	uint64_t stack_lo, stack_hi; /* the mapping holding sp; 0, 0 when unknown */
+	struct xp_map *last;	     /* the mapping found last: frames cluster in few modules */
+};
+
+struct unwinder;
+
+/*
+ * The seam between callers and an unwinding backend (perf's
+ * unwind_libunwind_ops): another backend (libunwind, libdwfl) fills one of
+ * these and nothing outside this file changes.
+ */
+struct unwinder_ops {
+	const char *name;
+	int (*open)(struct unwinder *u);
+	unsigned int (*unwind)(struct unwinder *u, struct uw_walk *w, const struct xp_regs *regs,
+			       uint64_t *pcs, uint8_t *flags, unsigned int max);
+	void (*close)(struct unwinder *u);
+};
+
+struct unwinder {
+	const struct unwinder_ops *ops;
+	enum unwind_mode mode;
+	unsigned int max_depth;
+	struct unwind_stats stats;
+	struct uw_row_slot *rows;   /* UW_ROW_CACHE slots */
+	struct uw_call_slot *calls; /* UW_CALL_CACHE slots */
+	struct insn_decoder *insn;
+	uint64_t row_hits, row_misses;
+};
+
+/* --- CFI rows ------------------------------------------------------------- */
+
+static struct xp_map *uw_find(struct uw_walk *w, uint64_t addr)
+{
+	if (w->last && addr - w->last->start < w->last->end - w->last->start)
+		return w->last;
+	if (!w->as)
+		return NULL;
+	w->last = addrspace_find(w->as, addr);
+	return w->last;
+}
+
+static uint64_t uw_hash(const struct module *mod, uint64_t vaddr, unsigned int slots)
+{
+	uint64_t h = (vaddr ^ ((uint64_t)(uintptr_t)mod >> 4)) * 0x9e3779b97f4a7c15ull;
+
+	return h >> (64 - __builtin_ctz(slots));
+}
+
+/*
+ * Without CFI: the frame state from the function's code (symbol table
+ * start up to @pc, which for a caller frame is the return address).
+ */
+static int uw_row_from_code(struct uw_walk *w, struct module *mod, uint64_t vaddr, bool exact,
+			    struct cfi_row *row)
+{
+	uint64_t start, size, pc = exact ? vaddr : vaddr + 1;
+	const uint8_t *code;
+	size_t len;
+
+	if (module_symbol(mod, vaddr, NULL, &start, &size))
+		return -ENOENT;
+	len = module_code(mod, start, &code);
+	if (!len)
+		return -ENOENT;
+	return insn_frame_row(w->u->insn, w->arch, code, len, start, pc, row) ? -ENOENT : 0;
+}
+
+/*
+ * The CFI row for the code at target address @addr (the pc, or a return
+ * address - 1).  0, -ENOENT when there is no module or no CFI for it (nor,
+ * unless in DWARF mode, a frame state from prologue analysis), -ENOTSUP
+ * when its rules are beyond us.
+ */
+static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi_row **row)
+{
+	struct xp_map *m = uw_find(w, addr);
+	struct uw_row_slot *s;
+	uint64_t vaddr;
+
+	if (!m || !m->mod || module_vaddr(m->mod, m, addr, &vaddr))
+		return -ENOENT;
+	s = &w->u->rows[uw_hash(m->mod, vaddr, UW_ROW_CACHE)];
+	if (s->mod == m->mod && s->vaddr == vaddr) {
+		w->u->row_hits++;
+	} else {
+		w->u->row_misses++;
+		s->mod = m->mod;
+		s->vaddr = vaddr;
+		s->status =
+		    module_cfi_row(m->mod, vaddr, w->arch->dwarf_fp, w->arch->dwarf_sp, &s->row);
+		if (s->status == -ENOENT && w->u->mode != UNWIND_DWARF)
+			s->status = uw_row_from_code(w, m->mod, vaddr, exact, &s->row);
+	}
+	*row = &s->row;
+	return s->status;
+}
+
+/*
+ * Whether return address @ra follows a call instruction, from the module's
+ * file (cached).  Code outside any ELF file (JIT) cannot be checked and
+ * passes; so does code of an arch without a disassembler.
+ */
+static bool uw_is_after_call(struct uw_walk *w, uint64_t ra)
+{
+	struct xp_map *m = uw_find(w, ra);
+	struct uw_call_slot *s;
+	const uint8_t *code;
+	uint64_t vaddr;
+	size_t len;
+
+	if (!m || !m->mod || module_vaddr(m->mod, m, ra, &vaddr))
+		return true;
+	s = &w->u->calls[uw_hash(m->mod, vaddr, UW_CALL_CACHE)];
+	if (s->mod != m->mod || s->vaddr != vaddr) {
+		len = module_code_before(m->mod, vaddr, 15, &code);
+		s->mod = m->mod;
+		s->vaddr = vaddr;
+		s->after_call =
+		    len && insn_call_ends_at(w->u->insn, w->arch, code, len, vaddr - len) != 0;
+	}
+	return s->after_call;
+}
+
+/* Whether a row is exactly the frame-record rule: then the record is the CFI. */
+static bool uw_row_is_frame_record(const struct xp_arch *arch, const struct cfi_row *row)
+{
+	return row->cfa.kind == CFI_REG && row->cfa.reg == arch->dwarf_fp &&
+	       row->cfa.off == arch->fp_off_cfa && row->ra.kind == CFI_OFFSET &&
+	       row->ra.off == arch->fp_off_ra - arch->fp_off_cfa && row->fp.kind == CFI_OFFSET &&
+	       row->fp.off == arch->fp_off_prev_fp - arch->fp_off_cfa;
+}
+
+static int uw_read(struct uw_walk *w, uint64_t addr, unsigned int bytes, uint64_t *out)
+{
+	return memread_word(w->mem, addr, bytes, out);
+}
+
+static int uw_reg(const struct xp_regs *regs, unsigned int reg, uint64_t *out)
+{
+	if (!xp_regs_has(regs, reg))
+		return -ENOENT;
+	*out = xp_regs_get(regs, reg);
+	return 0;
+}
+
+/* Evaluate ops[@first .. @first + @len) of @row; @cfa is pushed by CFI_OP_CFA. */
+static int uw_eval(struct uw_walk *w, const struct cfi_row *row, unsigned int first,
+		   unsigned int len, const struct xp_regs *regs, const uint64_t *cfa, uint64_t *out)
+{
+	uint64_t st[UW_EXPR_STACK], a, b;
+	unsigned int sp = 0, i;
+
+	if (first + len > row->nr_ops)
+		return -EINVAL;
+	for (i = first; i < first + len; i++) {
+		const struct cfi_op *op = &row->ops[i];
+
+		switch (op->kind) {
+		case CFI_OP_CFA:
+		case CFI_OP_CONST:
+		case CFI_OP_BREG:
+		case CFI_OP_DUP:
+		case CFI_OP_OVER:
+			if (sp == UW_EXPR_STACK)
+				return -EINVAL;
+			break;
+		case CFI_OP_PLUS_CONST:
+		case CFI_OP_DEREF:
+		case CFI_OP_DROP:
+		case CFI_OP_NEG:
+		case CFI_OP_NOT:
+			if (sp < 1)
+				return -EINVAL;
+			break;
+		default:
+			if (sp < 2)
+				return -EINVAL;
+			break;
+		}
+		switch (op->kind) {
+		case CFI_OP_CFA:
+			if (!cfa)
+				return -EINVAL;
+			st[sp++] = *cfa;
+			break;
+		case CFI_OP_CONST:
+			st[sp++] = (uint64_t)op->n;
+			break;
+		case CFI_OP_BREG:
+			if (uw_reg(regs, op->reg, &a))
+				return -ENOENT;
+			st[sp++] = a + (uint64_t)op->n;
+			break;
+		case CFI_OP_DUP:
+			st[sp] = st[sp - 1];
+			sp++;
+			break;
+		case CFI_OP_OVER:
+			if (sp < 2)
+				return -EINVAL;
+			st[sp] = st[sp - 2];
+			sp++;
+			break;
+		case CFI_OP_PLUS_CONST:
+			st[sp - 1] += (uint64_t)op->n;
+			break;
+		case CFI_OP_DEREF:
+			if (uw_read(w, st[sp - 1], (unsigned int)op->n < 8 ? 4 : 8, &a))
+				return -EFAULT;
+			if (op->n < 4)
+				a &= op->n == 1 ? 0xff : 0xffff;
+			st[sp - 1] = a;
+			break;
+		case CFI_OP_DROP:
+			sp--;
+			break;
+		case CFI_OP_NEG:
+			st[sp - 1] = 0 - st[sp - 1];
+			break;
+		case CFI_OP_NOT:
+			st[sp - 1] = ~st[sp - 1];
+			break;
+		case CFI_OP_SWAP:
+			a = st[sp - 1];
+			st[sp - 1] = st[sp - 2];
+			st[sp - 2] = a;
+			break;
+		default:
+			b = st[--sp];
+			a = st[sp - 1];
+			switch (op->kind) {
+			case CFI_OP_PLUS:
+				a += b;
+				break;
+			case CFI_OP_MINUS:
+				a -= b;
+				break;
+			case CFI_OP_MUL:
+				a *= b;
+				break;
+			case CFI_OP_AND:
+				a &= b;
+				break;
+			case CFI_OP_OR:
+				a |= b;
+				break;
+			case CFI_OP_XOR:
+				a ^= b;
+				break;
+			case CFI_OP_SHL:
+				a = b < 64 ? a << b : 0;
+				break;
+			case CFI_OP_SHR:
+				a = b < 64 ? a >> b : 0;
+				break;
+			case CFI_OP_SHRA:
+				a = (uint64_t)((int64_t)a >> (b < 63 ? b : 63));
+				break;
+			case CFI_OP_EQ:
+				a = (int64_t)a == (int64_t)b;
+				break;
+			case CFI_OP_NE:
+				a = (int64_t)a != (int64_t)b;
+				break;
+			case CFI_OP_LT:
+				a = (int64_t)a < (int64_t)b;
+				break;
+			case CFI_OP_LE:
+				a = (int64_t)a <= (int64_t)b;
+				break;
+			case CFI_OP_GT:
+				a = (int64_t)a > (int64_t)b;
+				break;
+			case CFI_OP_GE:
+				a = (int64_t)a >= (int64_t)b;
+				break;
+			default:
+				return -EINVAL;
+			}
+			st[sp - 1] = a;
+			break;
+		}
+	}
+	if (!sp)
+		return -EINVAL;
+	*out = st[sp - 1];
+	return 0;
+}
+
+/*
+ * The caller's value of a register under @rule.  -ENOENT when the rule
+ * leaves it unknown (undefined, or computed from an unknown register).
+ */
+static int uw_apply_rule(struct uw_walk *w, const struct cfi_row *row, const struct cfi_rule *rule,
+			 unsigned int reg, const struct xp_regs *regs, uint64_t cfa, uint64_t *out)
+{
+	uint64_t addr;
+	int ret;
+
+	switch (rule->kind) {
+	case CFI_SAME:
+		return uw_reg(regs, reg, out);
+	case CFI_OFFSET:
+		return uw_read(w, cfa + (uint64_t)rule->off, w->arch->addr_bytes, out) ? -EFAULT
+										       : 0;
+	case CFI_VAL_OFFSET:
+		*out = cfa + (uint64_t)rule->off;
+		return 0;
+	case CFI_REG:
+		return uw_reg(regs, rule->reg, out);
+	case CFI_EXPR:
+		ret = uw_eval(w, row, rule->expr, rule->expr_len, regs, &cfa, &addr);
+		if (ret)
+			return ret;
+		return uw_read(w, addr, w->arch->addr_bytes, out) ? -EFAULT : 0;
+	case CFI_VAL_EXPR:
+		return uw_eval(w, row, rule->expr, rule->expr_len, regs, &cfa, out);
+	default:
+		return -ENOENT;
+	}
+}
+
+/* --- validation ------------------------------------------------------------ */
+
+static void uw_set_stack(struct uw_walk *w, uint64_t sp)
+{
+	const struct xp_map *m = w->as ? addrspace_find(w->as, sp) : NULL;
+
+	w->stack_lo = m ? m->start : 0;
+	w->stack_hi = m ? m->end : 0;
+}
+
+static bool uw_in_stack(const struct uw_walk *w, uint64_t addr)
+{
+	return !w->stack_hi || (addr >= w->stack_lo && addr < w->stack_hi);
+}
+
+static bool uw_is_code(struct uw_walk *w, uint64_t pc)
+{
+	const struct xp_map *m;
+
+	if (!w->as)
+		return true;
+	m = uw_find(w, pc);
+	return m && (m->prot & XP_PROT_EXEC);
+}
+
+/* Start the caller's state: only pc, sp, fp and the return-address register survive. */
+static void uw_caller_init(const struct uw_walk *w, struct uw_frame *caller, uint64_t pc,
+			   uint64_t sp)
+{
+	const struct xp_arch *arch = w->arch;
+
+	caller->regs.valid = 0;
+	caller->regs.nr = 0;
+	caller->exact = false;
+	caller->pc = pc;
+	xp_regs_set(&caller->regs, arch->dwarf_pc, pc);
+	xp_regs_set(&caller->regs, arch->dwarf_sp, sp);
+}
+
+/* --- steps ------------------------------------------------------------------ */
+
+/*
+ * Follow the frame record at the frame pointer of @f.  The record must lie
+ * in the stack at or above sp, aligned; the return address must be code.
+ */
+static int uw_step_fp(struct uw_walk *w, const struct uw_frame *f, struct uw_frame *caller)
+{
+	const struct xp_arch *arch = w->arch;
+	uint64_t fp, sp, prev_fp, ra, rec;
+	int lo_off =
+	    arch->fp_off_prev_fp < arch->fp_off_ra ? arch->fp_off_prev_fp : arch->fp_off_ra;
+
+	if (uw_reg(&f->regs, arch->dwarf_fp, &fp) || uw_reg(&f->regs, arch->dwarf_sp, &sp))
+		return -EINVAL;
+	if (!fp)
+		return UW_STEP_END;
+	rec = fp + (uint64_t)(int64_t)lo_off;
+	if (fp % arch->stack_align || rec < sp || rec > fp + 64 || !uw_in_stack(w, rec) ||
+	    !uw_in_stack(w, fp + (uint64_t)(int64_t)arch->fp_off_cfa - 1))
+		return -EINVAL;
+	if (uw_read(w, fp + (uint64_t)(int64_t)arch->fp_off_prev_fp, arch->addr_bytes, &prev_fp) ||
+	    uw_read(w, fp + (uint64_t)(int64_t)arch->fp_off_ra, arch->addr_bytes, &ra))
+		return -EFAULT;
+	ra = arch->strip_pc(&f->regs, ra);
+	if (!ra)
+		return UW_STEP_END;
+	if (!uw_is_code(w, ra))
+		return -EINVAL;
+	uw_caller_init(w, caller, ra, fp + (uint64_t)(int64_t)arch->fp_off_cfa);
+	xp_regs_set(&caller->regs, arch->dwarf_fp, prev_fp);
+	if (arch->dwarf_ra >= 0)
+		xp_regs_set(&caller->regs, (unsigned int)arch->dwarf_ra, ra);
+	caller->regs.pac_mask = f->regs.pac_mask;
+	return UW_STEP_OK;
+}
+
+/* Apply the CFI row @row to @f. */
+static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct cfi_row *row,
+		       struct uw_frame *caller)
+{
+	const struct xp_arch *arch = w->arch;
+	uint64_t cfa, ra, fp, sp, old_sp;
+	bool have_fp;
+	int ret;
+
+	if (row->cfa.kind == CFI_REG) {
+		if (uw_reg(&f->regs, row->cfa.reg, &cfa))
+			return -EINVAL;
+		cfa += (uint64_t)row->cfa.off;
+	} else if (uw_eval(w, row, row->cfa.expr, row->cfa.expr_len, &f->regs, NULL, &cfa)) {
+		return -EINVAL;
+	}
+	if (row->ra.kind == CFI_UNDEF)
+		return UW_STEP_END; /* the outermost frame (_start, clone) says so */
+	/* "Same value" for the pc itself would loop on one frame. */
+	if (row->ra_reg == arch->dwarf_pc && row->ra.kind == CFI_SAME)
+		return -EINVAL;
+	ret = uw_apply_rule(w, row, &row->ra, row->ra_reg, &f->regs, cfa, &ra);
+	if (ret)
+		return -EINVAL;
+	ret = uw_apply_rule(w, row, &row->sp, arch->dwarf_sp, &f->regs, cfa, &sp);
+	if (ret || row->sp.kind == CFI_SAME)
+		sp = cfa; /* every psABI defines the CFA as the caller's sp */
+	have_fp = !uw_apply_rule(w, row, &row->fp, arch->dwarf_fp, &f->regs, cfa, &fp);
+	ra = arch->strip_pc(&f->regs, ra);
+	if (!ra)
+		return UW_STEP_END;
+	if (!uw_is_code(w, ra))
+		return -EINVAL;
+	/*
+	 * The stack grows down: a caller's frame lies above its callee's, and
+	 * strictly so once the callee has made a call (only an innermost leaf
+	 * may have no frame at all).  That also rules out loops.  A signal
+	 * trampoline's caller may be on another stack (sigaltstack).
+	 */
+	old_sp = xp_regs_get(&f->regs, arch->dwarf_sp);
+	if (!row->signal && (sp < old_sp || (sp == old_sp && !f->exact) || !uw_in_stack(w, sp - 1)))
+		return -EINVAL;
+	uw_caller_init(w, caller, ra, sp);
+	if (have_fp)
+		xp_regs_set(&caller->regs, arch->dwarf_fp, fp);
+	if (row->ra_reg != arch->dwarf_pc)
+		xp_regs_set(&caller->regs, row->ra_reg, ra);
+	caller->regs.pac_mask = f->regs.pac_mask;
+	/* Past a signal trampoline the caller was interrupted, not calling. */
+	caller->exact = row->signal;
+	return UW_STEP_OK;
+}
+
+/*
+ * One step from @f to its caller, as the mode says.  0 (with *@cfi set when
+ * CFI rules were applied), UW_STEP_END, or -errno for a bad frame.
+ */
+static int uw_step(struct uw_walk *w, const struct uw_frame *f, struct uw_frame *caller, bool *cfi)
+{
+	enum unwind_mode mode = w->u->mode;
+	const struct cfi_row *row;
+	uint64_t lookup = unwind_lookup_pc(f->pc, f->exact ? XP_FRAME_EXACT : 0);
+	int ret;
+
+	*cfi = false;
+	if (mode == UNWIND_FP && !f->exact)
+		return uw_step_fp(w, f, caller);
+	ret = uw_row(w, lookup, f->exact, &row);
+	if (ret) {
+		if (mode == UNWIND_DWARF)
+			return -ENOENT;
+		/* Nothing tells how this function keeps its frame: a record must prove itself. */
+		ret = uw_step_fp(w, f, caller);
+		if (!ret && mode == UNWIND_AUTO && !uw_is_after_call(w, caller->pc))
+			ret = -EINVAL;
+		return ret;
+	}
+	if (mode == UNWIND_AUTO && !f->exact && uw_row_is_frame_record(w->arch, row)) {
+		ret = uw_step_fp(w, f, caller);
+		if (ret <= UW_STEP_END)
+			return ret;
+	}
+	*cfi = true;
+	ret = uw_step_row(w, f, row, caller);
+	if (ret < 0 && mode != UNWIND_DWARF) {
+		*cfi = false;
+		ret = uw_step_fp(w, f, caller);
+	}
+	return ret;
+}
+
+/* --- the native backend ------------------------------------------------------ */
+
+static int native_open(struct unwinder *u)
+{
+	u->rows = xp_calloc(UW_ROW_CACHE, sizeof(*u->rows));
+	u->calls = xp_calloc(UW_CALL_CACHE, sizeof(*u->calls));
+	u->insn = insn_decoder_new();
+	return 0;
+}
+
+static void native_close(struct unwinder *u)
+{
+	insn_decoder_free(u->insn);
+	free(u->calls);
+	free(u->rows);
+	u->rows = NULL;
+	u->calls = NULL;
+	u->insn = NULL;
+}
+
+static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const struct xp_regs *regs,
+				  uint64_t *pcs, uint8_t *flags, unsigned int max)
+{
+	struct uw_frame frames[2], *f = &frames[0], *caller = &frames[1], *t;
+	const struct xp_arch *arch = w->arch;
+	unsigned int n = 0;
+	bool cfi;
+	int ret;
+
+	if (!xp_regs_has(regs, arch->dwarf_pc) || !xp_regs_has(regs, arch->dwarf_sp))
+		return 0;
+	f->regs = *regs;
+	f->pc = arch->strip_pc(regs, xp_regs_get(regs, arch->dwarf_pc));
+	f->exact = true;
+	uw_set_stack(w, xp_regs_get(regs, arch->dwarf_sp));
+	pcs[n] = f->pc;
+	flags[n++] = XP_FRAME_EXACT;
+	for (;;) {
+		ret = uw_step(w, f, caller, &cfi);
+		if (ret) {
+			if (ret < 0)
+				u->stats.bad_frames++;
+			break;
+		}
+		if (n == max) {
+			pcs[n - 1] = 0;
+			flags[n - 1] = XP_FRAME_TRUNCATED;
+			u->stats.truncated++;
+			break;
+		}
+		if (cfi) {
+			flags[n - 1] |= XP_FRAME_CFI;
+			u->stats.frames_cfi++;
+		} else {
+			u->stats.frames_fp++;
+		}
+		if (caller->exact)
+			uw_set_stack(w, xp_regs_get(&caller->regs, arch->dwarf_sp));
+		pcs[n] = caller->pc;
+		flags[n++] = caller->exact ? XP_FRAME_EXACT : 0;
+		t = f;
+		f = caller;
+		caller = t;
+	}
+	return n;
+}
+
+static const struct unwinder_ops native_ops = {
+    .name = "native",
+    .open = native_open,
+    .unwind = native_unwind,
+    .close = native_close,
+};
+
+/* --- API ------------------------------------------------------------------- */
+
+struct unwinder *unwinder_new(enum unwind_mode mode, unsigned int max_depth)
+{
+	struct unwinder *u = xp_calloc(1, sizeof(*u));
+
+	u->ops = &native_ops;
+	u->mode = mode;
+	u->max_depth = max_depth ? max_depth : 1;
+	if (u->ops->open(u))
+		XP_BUG("unwinder backend failed to open");
+	return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	u->ops->close(u);
+	free(u);
+}
+
+unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
+			  const struct xp_regs *regs, struct memread *mem, struct addrspace *as,
+			  uint64_t *pcs, uint8_t *flags, unsigned int max)
+{
+	struct uw_walk w = {.u = u, .arch = arch, .mem = mem, .as = as};
+	unsigned int n;
+
+	if (max > u->max_depth)
+		max = u->max_depth;
+	if (!max || !arch || !regs)
+		return 0;
+	n = u->ops->unwind(u, &w, regs, pcs, flags, max);
+	u->stats.stacks++;
+	u->stats.frames += n;
+	return n;
+}
+
+const struct unwind_stats *unwinder_stats(const struct unwinder *u)
+{
+	return &u->stats;
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /proc/PID/maps parsing on canned lines (good and malformed), the
+ * address space built from maps text (sorting, overlaps, lookups, the
+ * 'reported' flag kept across reloads), and the module cache on real
+ * files: this test binary itself (build-id, ELF vaddr of a function,
+ * symbols), a non-ELF file and a missing one.
+ */
+#include "t.h"
+
+#include "addrspace.h"
+#include "module.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+static int test_parse_good(void)
+{
+	struct xp_map m;
+	char path[256];
+
+	T_EQ_U64(procmaps_parse_line("55d0c7a00000-55d0c7a21000 r-xp 00001000 fd:01 1234567    "
+				     "      /usr/bin/my prog (deleted)\n",
+				     &m, path, sizeof(path)),
+		 0);
+	T_EQ_U64(m.start, 0x55d0c7a00000);
+	T_EQ_U64(m.end, 0x55d0c7a21000);
+	T_EQ_U64(m.offset, 0x1000);
+	T_EQ_U64(m.prot, XP_PROT_READ | XP_PROT_EXEC);
+	T_EQ_U64(m.dev_major, 0xfd);
+	T_EQ_U64(m.dev_minor, 1);
+	T_EQ_U64(m.inode, 1234567);
+	T_EQ_STR(m.path, "/usr/bin/my prog (deleted)");
+	T_ASSERT(m.path == path && !m.mod && !m.reported);
+
+	T_EQ_U64(procmaps_parse_line("7ffd1000-7ffd2000 rw-s 00000000 00:00 0 [stack]", &m, path,
+				     sizeof(path)),
+		 0);
+	T_EQ_U64(m.prot, XP_PROT_READ | XP_PROT_WRITE);
+	T_EQ_STR(m.path, "[stack]");
+
+	/* Anonymous: no path at all, or only padding. */
+	T_EQ_U64(procmaps_parse_line("1000-2000 ---p 00000000 00:00 0", &m, path, sizeof(path)), 0);
+	T_EQ_STR(m.path, "");
+	T_EQ_U64(m.prot, 0);
+	T_EQ_U64(procmaps_parse_line("1000-2000 ---p 00000000 00:00 0                   \n", &m,
+				     path, sizeof(path)),
+		 0);
+	T_EQ_STR(m.path, "");
+	T_EQ_U64(procmaps_parse_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   "
+				     "               [vsyscall]",
+				     &m, path, sizeof(path)),
+		 0);
+	T_EQ_STR(m.path, "[vsyscall]");
+	/* A path longer than the buffer is cut, not overflowed. */
+	T_EQ_U64(procmaps_parse_line("1000-2000 r--p 00000000 08:02 77 /a/long/path", &m, path, 5),
+		 0);
+	T_EQ_STR(m.path, "/a/l");
+	return T_OK;
+}
+
+static int test_parse_bad(void)
+{
+	static const char *const bad[] = {
+	    "",
+	    "\n",
+	    "1000-2000",
+	    "1000-2000 r-xp",
+	    "1000 2000 r-xp 00000000 00:00 0",
+	    "2000-1000 r-xp 00000000 00:00 0",				 /* end before start */
+	    "1000-1000 r-xp 00000000 00:00 0",				 /* empty */
+	    "1001-2000 r-xp 00000000 00:00 0",				 /* not page-aligned */
+	    "1000-2000 rwxx 00000000 00:00 0",				 /* bad sharing flag */
+	    "1000-2000 xwrp 00000000 00:00 0",				 /* letters out of place */
+	    "1000-2000 r-x 00000000 00:00 0",				 /* short perms */
+	    "1000-2000 r-xp 0000000g 00:00 0",				 /* bad hex */
+	    "1000-2000 r-xp 00000000 0000 0",				 /* no colon */
+	    "1000-2000 r-xp 00000000 00:00 x",				 /* bad inode */
+	    "1000-2000 r-xp 00000000 00:00 99999999999999999999",	 /* inode overflow */
+	    "1000-2000 r-xp 00000000 00:00 0/path",			 /* no space before path */
+	    "10000000000000000-10000000000001000 r-xp 00000000 00:00 0", /* 17 digits */
+	    "-1000-2000 r-xp 00000000 00:00 0",
+	    "1000-2000  r-xp 00000000 00:00 0",	      /* double space */
+	    "1000-2000 r-xp 00000000 00:00 0 /a\n/b", /* two lines */
+	    "1000-2000 r-xp 00000000 123456789:00 0", /* dev major too long */
+	};
+	struct xp_map m;
+	char path[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (procmaps_parse_line(bad[i], &m, path, sizeof(path)) != -EINVAL) {
+			fprintf(stderr, "accepted: '%s'\n", bad[i]);
+			return T_FAIL;
+		}
+	}
+	T_EQ_U64(procmaps_parse_line(NULL, &m, path, sizeof(path)), (uint64_t)-EINVAL);
+	T_EQ_U64(procmaps_parse_line("1000-2000 r-xp 0 0:0 0", &m, path, 0), (uint64_t)-EINVAL);
+	return T_OK;
+}
+
+static const char maps1[] = "7ffd0000-7fff0000 rw-p 00000000 00:00 0 [stack]\n"
+			    "400000-401000 r-xp 00000000 00:00 0 [code]\n"
+			    "this line is garbage\n"
+			    "400800-402000 r--p 00000000 00:00 0 overlapping\n"
+			    "600000-601000 rw-p 00000000 00:00 0\n"
+			    "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]";
+
+static int test_addrspace_text(void)
+{
+	struct addrspace as;
+	struct xp_map *m;
+
+	addrspace_init(&as, 0, NULL);
+	T_EQ_U64(addrspace_load_text(&as, maps1), 0);
+	T_EQ_U64(as.nr, 4); /* garbage and the overlap dropped */
+	T_EQ_U64(as.maps[0].start, 0x400000);
+	T_EQ_U64(as.maps[2].start, 0x7ffd0000);
+	T_EQ_U64(as.maps[3].start, 0x7f0000000000);
+	T_ASSERT(addrspace_find(&as, 0x3fffff) == NULL);
+	m = addrspace_find(&as, 0x400000);
+	T_ASSERT(m && !strcmp(m->path, "[code]"));
+	T_ASSERT(addrspace_find(&as, 0x400fff) == m);
+	T_ASSERT(addrspace_find(&as, 0x401000) == NULL);
+	T_ASSERT(addrspace_is_exec(&as, 0x400123));
+	T_ASSERT(!addrspace_is_exec(&as, 0x600123));
+	T_ASSERT(!addrspace_is_exec(&as, 0x7ffd1000));
+	T_ASSERT(addrspace_is_exec(&as, 0x7f0000000fff));
+	T_ASSERT(!addrspace_is_exec(&as, UINT64_MAX));
+
+	/* A reload keeps 'reported' for unchanged mappings only. */
+	as.maps[0].reported = true;
+	as.maps[1].reported = true;
+	T_EQ_U64(addrspace_load_text(&as, "400000-401000 r-xp 00000000 00:00 0 [code]\n"
+					  "600000-601000 rw-p 00001000 00:00 0\n"),
+		 0);
+	T_EQ_U64(as.nr, 2);
+	T_ASSERT(as.maps[0].reported);
+	T_ASSERT(!as.maps[1].reported); /* offset changed: a new mapping */
+	T_EQ_U64(as.loads, 2);
+	addrspace_release(&as);
+	T_EQ_U64(as.nr, 0);
+	T_ASSERT(addrspace_find(&as, 0x400000) == NULL);
+	return T_OK;
+}
+
+/* A global function of this binary, to find through the module. */
+__attribute__((noinline)) int procmaps_probe(int x);
+__attribute__((noinline)) int procmaps_probe(int x)
+{
+	return x * 3 + 1;
+}
+
+static int test_module_self(void)
+{
+	struct module_cache *mc = module_cache_new();
+	uint64_t addr = (uint64_t)(uintptr_t)&procmaps_probe, vaddr, start, size, start2, size2;
+	const uint8_t *id, *code;
+	const char *name;
+	struct addrspace as;
+	struct xp_map *m;
+
+	addrspace_init(&as, getpid(), mc);
+	T_EQ_U64(addrspace_load(&as), 0);
+	m = addrspace_find(&as, addr);
+	T_ASSERT(m && (m->prot & XP_PROT_EXEC) && m->mod);
+	T_ASSERT(module_build_id(m->mod, &id) >= 8 && id);
+	T_EQ_U64(module_vaddr(m->mod, m, addr, &vaddr), 0);
+	T_EQ_U64(module_symbol(m->mod, vaddr, &name, &start, &size), 0);
+	T_EQ_STR(name, "procmaps_probe");
+	T_EQ_U64(start, vaddr);
+	T_EQ_U64(module_symbol_by_name(m->mod, "procmaps_probe", &start2, &size2), 0);
+	T_EQ_U64(start2, start);
+	T_EQ_U64(size2, size);
+	T_ASSERT(module_code(m->mod, vaddr, &code) > 0);
+	T_ASSERT(!memcmp(code, (const void *)(uintptr_t)addr, size)); /* the file is the code */
+	T_EQ_U64(module_code_before(m->mod, vaddr, 15, &code), 15);
+	T_ASSERT(!memcmp(code, (const void *)(uintptr_t)(addr - 15), 15));
+	T_EQ_U64(module_vaddr(m->mod, m, m->end, &vaddr), (uint64_t)-ENOENT);
+	addrspace_release(&as);
+	module_cache_free(mc);
+	return T_OK;
+}
+
+static int test_module_not_elf(void)
+{
+	struct module_cache *mc = module_cache_new();
+	struct xp_map m = {.start = 0x1000, .end = 0x2000, .prot = XP_PROT_EXEC};
+	char text[] = "/etc/hostname", missing[] = "/nonexistent/xprof-test", anon[] = "";
+
+	m.path = text;
+	T_ASSERT(module_cache_get(mc, &m, 0) == NULL);
+	T_ASSERT(module_cache_get(mc, &m, 0) == NULL); /* negative entry, no crash */
+	m.path = missing;
+	T_ASSERT(module_cache_get(mc, &m, 0) == NULL);
+	m.path = anon;
+	T_ASSERT(module_cache_get(mc, &m, 0) == NULL);
+	module_cache_free(mc);
+	module_cache_free(NULL);
+	return T_OK;
+}
+
+T_MAIN(T_CASE(test_parse_good), T_CASE(test_parse_bad), T_CASE(test_addrspace_text),
+       T_CASE(test_module_self), T_CASE(test_module_not_elf))
