@@ -33,6 +33,7 @@ struct raw_sample {
 	struct xp_process *proc; /* kept alive by the tracer until tracer_release */
 	pid_t tid;
 	uint64_t t, weight;
+	int64_t sys_nr, sys_sp, sys_pc; /* blocked in this system call (wall mode), or -1 */
 	struct xp_regs regs;
 	size_t len;
 	uint8_t *copy;
@@ -246,6 +247,9 @@ static void take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight
 	r->tid = th->tid;
 	r->t = th->irq_time ? th->irq_time : rel_ns(s);
 	r->weight = weight;
+	r->sys_nr = th->blocked_nr;
+	r->sys_sp = (int64_t)th->last_sys_sp;
+	r->sys_pc = (int64_t)th->last_sys_pc;
 	s->st->stack_bytes_copied += r->len;
 	s->nq++;
 }
@@ -253,9 +257,10 @@ static void take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight
 static void unwind_one(struct sampler *s, struct raw_sample *r)
 {
 	struct xp_process *p = r->proc;
+	struct xp_thread *th;
 	struct memread m;
 	uint64_t pc, id;
-	unsigned int nr;
+	unsigned int nr, top = 0;
 	bool is_new;
 
 	pc = xp_regs_get(&r->regs, s->arch->dwarf_pc);
@@ -265,9 +270,22 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 		load_maps(s, p, r->t);
 	memread_init(&m, p->exited ? 0 : p->pid, xp_regs_get(&r->regs, s->arch->dwarf_sp), r->copy,
 		     r->len);
-	nr = unwind_stack(s->unw, s->arch, &r->regs, &m, &p->as, s->pcs, s->flags,
-			  s->o->max_depth + 1);
+	if (r->sys_nr >= 0) {
+		/* The blocking system call is the leaf, as in perf's off-CPU views. */
+		s->pcs[0] = (uint64_t)r->sys_nr;
+		s->flags[0] = XP_FRAME_SYSCALL;
+		top = 1;
+	}
+	nr = top + unwind_stack(s->unw, s->arch, &r->regs, &m, &p->as, s->pcs + top,
+				s->flags + top, s->o->max_depth + 1);
 	id = stacktab_intern(&s->stacks, s->pcs, s->flags, nr, &is_new);
+	th = tracer_find(s->tr, r->tid);
+	if (th && th->proc == p) {
+		th->last_stack_id = r->sys_nr >= 0 ? id : 0;
+		th->last_sys_nr = r->sys_nr;
+		th->last_sys_sp = (uint64_t)r->sys_sp;
+		th->last_sys_pc = (uint64_t)r->sys_pc;
+	}
 	if (is_new) {
 		s->st->stacks++;
 		if (check_write(s, df_write_stack(s->w, id, s->pcs, s->flags, nr)))
@@ -333,6 +351,69 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 	return true;
 }
 
+/*
+ * Wall mode: is @th blocked in a system call?  /proc/PID/task/TID/syscall
+ * gives "NR args... SP PC" for a blocked thread and "running" otherwise
+ * (PTRACE-NOTES trap 5); it cannot be read once we have stopped the thread.
+ */
+static int64_t read_blocked(struct xp_thread *th, uint64_t *sp, uint64_t *pc)
+{
+	char buf[256], *p, *end;
+	unsigned long long v[9];
+	long long nr;
+	ssize_t n;
+	int i;
+
+	if (th->syscall_fd < 0) {
+		snprintf(buf, sizeof(buf), "/proc/%d/task/%d/syscall", (int)th->proc->pid,
+			 (int)th->tid);
+		th->syscall_fd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (th->syscall_fd < 0)
+			return -1;
+	}
+	n = pread(th->syscall_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	nr = strtoll(buf, &end, 10);
+	if (end == buf || nr < 0)
+		return -1;
+	for (i = 0, p = end; i < 8; i++, p = end) {
+		v[i] = strtoull(p, &end, 16);
+		if (end == p)
+			return -1;
+	}
+	*sp = v[6];
+	*pc = v[7];
+	return nr;
+}
+
+/*
+ * A thread still blocked in the same system call at the same SP and PC as at
+ * its last sample has the same stack: count it without stopping it.
+ */
+static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t w)
+{
+	uint64_t sp = 0, pc = 0;
+	int64_t nr = read_blocked(th, &sp, &pc);
+
+	th->blocked_nr = nr;
+	if (nr < 0 || !th->last_stack_id || nr != th->last_sys_nr || sp != th->last_sys_sp ||
+	    pc != th->last_sys_pc) {
+		th->last_sys_sp = sp;
+		th->last_sys_pc = pc;
+		return false;
+	}
+	th->wall_sampled = now;
+	if (check_write(s, df_write_sample(s->w, now, th->proc->pid, th->tid, th->last_stack_id,
+					   w)))
+		return true;
+	s->st->samples++;
+	s->st->reused++;
+	s->st->weight_total += w;
+	return true;
+}
+
 static void tick(struct sampler *s)
 {
 	uint64_t now = rel_ns(s), w;
@@ -344,6 +425,8 @@ static void tick(struct sampler *s)
 		if (th->state != THREAD_RUNNING || th->sample_wanted || !th->proc->execed)
 			continue;
 		if (!thread_due(s, th, now, &w))
+			continue;
+		if (s->o->mode == SAMPLER_WALL && sample_blocked(s, th, now, w))
 			continue;
 		if (tracer_interrupt(s->tr, th))
 			continue;
@@ -491,6 +574,7 @@ static void write_stats(struct sampler *s)
 		{"interrupts", st->interrupts},
 		{"samples", st->samples},
 		{"failed", st->failed},
+		{"reused_blocked", st->reused},
 		{"vanished", s->tr->vanished},
 		{"threads", s->tr->threads_seen},
 		{"processes", s->tr->procs_seen},

@@ -58,6 +58,7 @@ enum sampler_end {
 
 struct sampler_stats {
 	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
+	uint64_t reused;        /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns;
 	uint64_t weight_total;
 	uint64_t stacks;

@@ -46,6 +46,8 @@ static void free_thread(struct xp_thread *th)
 {
 	if (th->schedstat_fd >= 0)
 		close(th->schedstat_fd);
+	if (th->syscall_fd >= 0)
+		close(th->syscall_fd);
 	free(th);
 }
 
@@ -171,6 +173,8 @@ static struct xp_thread *add_thread(struct tracer *t, struct xp_process *p, pid_
 	th->state = state;
 	th->proc = p;
 	th->schedstat_fd = open_schedstat(p->pid, tid);
+	th->syscall_fd = -1;
+	th->blocked_nr = th->last_sys_nr = -1;
 	xp_grow((void **)&t->threads, &alloc, t->nthreads + 1, sizeof(*t->threads));
 	t->nslots = alloc;
 	memmove(t->threads + i + 1, t->threads + i, (t->nthreads - i) * sizeof(*t->threads));
@@ -434,6 +438,10 @@ static void handle_exec(struct tracer *t, struct xp_thread *th)
 	if (th->schedstat_fd >= 0)
 		close(th->schedstat_fd);
 	th->schedstat_fd = open_schedstat(p->pid, th->tid);
+	if (th->syscall_fd >= 0)
+		close(th->syscall_fd);
+	th->syscall_fd = -1;
+	th->last_stack_id = 0;
 }
 
 static void handle_new_child(struct tracer *t, struct xp_thread *parent, int event,

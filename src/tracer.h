@@ -41,6 +41,10 @@ struct xp_thread {
 	bool cpu_init;          /* cpu_ns_sampled / wall_sampled hold a baseline */
 	uint64_t irq_time;      /* when the pending interrupt was issued */
 	int schedstat_fd;       /* /proc/PID/task/TID/schedstat, -1 if unavailable */
+	int syscall_fd;         /* /proc/PID/task/TID/syscall, opened on first use, -1 */
+	int64_t blocked_nr;     /* system call it was blocked in when interrupted, -1: none */
+	int64_t last_sys_nr;    /* blocked_nr, sp and pc of its last sample, and its stack */
+	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
 	uint64_t cpu_ns;        /* on-CPU time at the last check */
 	uint64_t cpu_ns_sampled;/* on-CPU time at the last sample */
 	uint64_t wall_sampled;  /* time of the last sample (ns since start) */
