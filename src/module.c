@@ -97,8 +97,8 @@ void module_cache_free(struct module_cache *mc)
 	free(mc);
 }
 
-/* Copy the GNU build-id from the note data @data (@len bytes) if present. */
-static bool module_note_build_id(struct module *mod, Elf_Data *data)
+/* Copy the GNU build-id from the note data @data.  0, or -ENOENT when it has none. */
+static int module_note_build_id(struct module *mod, Elf_Data *data)
 {
 	GElf_Nhdr nhdr;
 	size_t off = 0, next, name_off, desc_off;
@@ -112,11 +112,11 @@ static bool module_note_build_id(struct module *mod, Elf_Data *data)
 			memcpy(mod->build_id, (const uint8_t *)data->d_buf + desc_off,
 			       nhdr.n_descsz);
 			mod->build_id_len = nhdr.n_descsz;
-			return true;
+			return 0;
 		}
 		off = next;
 	}
-	return false;
+	return -ENOENT;
 }
 
 static void module_read_build_id(struct module *mod, size_t phnum)
@@ -129,15 +129,15 @@ static void module_read_build_id(struct module *mod, size_t phnum)
 	for (i = 0; i < phnum; i++) {
 		if (!gelf_getphdr(mod->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
-		if (module_note_build_id(mod, elf_getdata_rawchunk(mod->elf, (int64_t)ph.p_offset,
-								   ph.p_filesz, ELF_T_NHDR)))
+		if (!module_note_build_id(mod, elf_getdata_rawchunk(mod->elf, (int64_t)ph.p_offset,
+								    ph.p_filesz, ELF_T_NHDR)))
 			return;
 	}
 	/* No program headers (a debug file): look for the note section. */
 	while ((scn = elf_nextscn(mod->elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		if (module_note_build_id(mod, elf_getdata(scn, NULL)))
+		if (!module_note_build_id(mod, elf_getdata(scn, NULL)))
 			return;
 	}
 }
