@@ -450,7 +450,7 @@ static int uw_step_fp(struct uw_walk *w, const struct uw_frame *f, struct uw_fra
 	if (!fp)
 		return UW_STEP_END;
 	rec = fp + (uint64_t)(int64_t)lo_off;
-	if (fp % arch->stack_align || rec < sp || rec > fp + 64 || !uw_is_in_stack(w, rec) ||
+	if (fp % arch->stack_align || rec < sp || !uw_is_in_stack(w, rec) ||
 	    !uw_is_in_stack(w, fp + (uint64_t)(int64_t)arch->fp_off_cfa - 1))
 		return -EINVAL;
 	if (uw_read(w, fp + (uint64_t)(int64_t)arch->fp_off_prev_fp, arch->addr_bytes, &prev_fp) ||
@@ -538,26 +538,25 @@ static int uw_step(struct uw_walk *w, const struct uw_frame *f, struct uw_frame 
 	if (mode == UNWIND_FP && !f->exact)
 		return uw_step_fp(w, f, caller);
 	ret = uw_row(w, lookup, f->exact, &row);
-	if (ret) {
-		if (mode == UNWIND_DWARF)
-			return -ENOENT;
-		/* Nothing tells how this function keeps its frame: a record must prove itself. */
-		ret = uw_step_fp(w, f, caller);
-		if (!ret && mode == UNWIND_AUTO && !uw_is_after_call(w, caller->pc))
-			ret = -EINVAL;
-		return ret;
-	}
-	if (mode == UNWIND_AUTO && !f->exact && uw_row_is_frame_record(w->arch, row)) {
-		ret = uw_step_fp(w, f, caller);
-		if (ret <= UW_STEP_END)
+	if (!ret) {
+		/* The record is what the CFI says: follow it without evaluating rules. */
+		if (mode == UNWIND_AUTO && !f->exact && uw_row_is_frame_record(w->arch, row)) {
+			ret = uw_step_fp(w, f, caller);
+			if (ret >= 0)
+				return ret;
+		}
+		ret = uw_step_row(w, f, row, caller);
+		if (ret >= 0 || mode == UNWIND_DWARF) {
+			*cfi = ret >= 0;
 			return ret;
+		}
+	} else if (mode == UNWIND_DWARF) {
+		return -ENOENT;
 	}
-	*cfi = true;
-	ret = uw_step_row(w, f, row, caller);
-	if (ret < 0 && mode != UNWIND_DWARF) {
-		*cfi = false;
-		ret = uw_step_fp(w, f, caller);
-	}
+	/* No usable rule: a frame record must prove itself. */
+	ret = uw_step_fp(w, f, caller);
+	if (ret == UW_STEP_OK && mode == UNWIND_AUTO && !uw_is_after_call(w, caller->pc))
+		ret = -EINVAL;
 	return ret;
 }
 
