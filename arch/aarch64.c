@@ -108,7 +108,7 @@ static int aarch64_regs_read(pid_t tid, struct xp_regs *out)
 /* "[sp, #-0x20]!" (pre-index), "[sp, #0x10]" (offset) or "[sp], #0x20" (post-index). */
 static int aarch64_sp_addr(const char *p, int32_t *off, int *mode)
 {
-	if (xp_arch_prefix(p, "[sp], ", &p)) {
+	if (xp_arch_has_prefix(p, "[sp], ", &p)) {
 		*mode = 2;
 		return xp_arch_parse_imm(&p, off) || *p ? -EINVAL : 0;
 	}
@@ -117,7 +117,7 @@ static int aarch64_sp_addr(const char *p, int32_t *off, int *mode)
 		*off = 0;
 		return 0;
 	}
-	if (!xp_arch_prefix(p, "[sp, ", &p) || xp_arch_parse_imm(&p, off))
+	if (!xp_arch_has_prefix(p, "[sp, ", &p) || xp_arch_parse_imm(&p, off))
 		return -EINVAL;
 	if (!strcmp(p, "]!"))
 		*mode = 0;
@@ -136,11 +136,11 @@ static void aarch64_sp_access(bool store, const char *ops, struct xp_insn_effect
 	int32_t off;
 	int mode;
 
-	if (xp_arch_prefix(p, "x29, x30, ", &p)) {
+	if (xp_arch_has_prefix(p, "x29, x30, ", &p)) {
 		fp = ra = ra_second = true;
-	} else if (xp_arch_prefix(p, "x29, ", &p)) {
+	} else if (xp_arch_has_prefix(p, "x29, ", &p)) {
 		fp = true;
-	} else if (xp_arch_prefix(p, "x30, ", &p)) {
+	} else if (xp_arch_has_prefix(p, "x30, ", &p)) {
 		ra = true;
 	} else {
 		/* Some other registers: only a writeback to sp matters. */
@@ -189,27 +189,27 @@ static void aarch64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 		aarch64_sp_access(true, ops, eff);
 	} else if (!strcmp(mn, "ldp") || !strcmp(mn, "ldr")) {
 		aarch64_sp_access(false, ops, eff);
-		if (xp_arch_prefix(ops, "x29, ", NULL) && !(eff->flags & XP_EFF_RESTORE_FP))
+		if (xp_arch_has_prefix(ops, "x29, ", NULL) && !(eff->flags & XP_EFF_RESTORE_FP))
 			eff->flags |= XP_EFF_FP_CLOBBER;
 	} else if (!strcmp(mn, "ret") || !strcmp(mn, "retaa") || !strcmp(mn, "retab")) {
 		eff->flags |= XP_EFF_RETURN;
 	} else if (!strcmp(mn, "b") || !strcmp(mn, "br")) {
 		eff->flags |= XP_EFF_JUMP;
 	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) &&
-		   xp_arch_prefix(ops, "sp, sp, ", &p)) {
+		   xp_arch_has_prefix(ops, "sp, sp, ", &p)) {
 		if (xp_arch_parse_imm(&p, &v) || *p || v == INT32_MIN)
 			eff->flags |= XP_EFF_SP_UNKNOWN;
 		else
 			eff->sp_pre = mn[0] == 's' ? -v : v;
 	} else if (!strcmp(mn, "mov") && !strcmp(ops, "x29, sp")) {
 		eff->flags |= XP_EFF_SET_FP;
-	} else if (!strcmp(mn, "add") && xp_arch_prefix(ops, "x29, sp, ", &p) &&
+	} else if (!strcmp(mn, "add") && xp_arch_has_prefix(ops, "x29, sp, ", &p) &&
 		   !xp_arch_parse_imm(&p, &v) && !*p) {
 		eff->flags |= XP_EFF_SET_FP;
 		eff->set_fp = v;
 	} else if (!strcmp(mn, "mov") && !strcmp(ops, "sp, x29")) {
 		eff->flags |= XP_EFF_SP_FROM_FP;
-	} else if (!strcmp(mn, "sub") && xp_arch_prefix(ops, "sp, x29, ", &p) &&
+	} else if (!strcmp(mn, "sub") && xp_arch_has_prefix(ops, "sp, x29, ", &p) &&
 		   !xp_arch_parse_imm(&p, &v) && !*p && v != INT32_MIN) {
 		eff->flags |= XP_EFF_SP_FROM_FP;
 		eff->sp_from_fp = -v;
@@ -217,9 +217,9 @@ static void aarch64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 		eff->flags |= XP_EFF_CALL; /* bl, blr, blraa, blraaz, blrab, blrabz */
 	} else if (!strncmp(mn, "cmp", 3) || !strncmp(mn, "tst", 3)) {
 		/* reads only */
-	} else if (xp_arch_prefix(ops, "sp,", NULL) || !strcmp(ops, "sp")) {
+	} else if (xp_arch_has_prefix(ops, "sp,", NULL) || !strcmp(ops, "sp")) {
 		eff->flags |= XP_EFF_SP_UNKNOWN;
-	} else if (xp_arch_prefix(ops, "x29,", NULL)) {
+	} else if (xp_arch_has_prefix(ops, "x29,", NULL)) {
 		eff->flags |= XP_EFF_FP_CLOBBER;
 	}
 }

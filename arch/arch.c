@@ -72,7 +72,7 @@ int xp_arch_parse_imm(const char **p, int32_t *out)
 	return 0;
 }
 
-bool xp_arch_prefix(const char *s, const char *prefix, const char **rest)
+bool xp_arch_has_prefix(const char *s, const char *prefix, const char **rest)
 {
 	size_t n = strlen(prefix);
 

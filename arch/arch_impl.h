@@ -29,7 +29,7 @@ long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len);
  */
 int xp_arch_parse_imm(const char **p, int32_t *out);
 /* Whether @s starts with @prefix; then *@rest points after it. */
-bool xp_arch_prefix(const char *s, const char *prefix, const char **rest);
+bool xp_arch_has_prefix(const char *s, const char *prefix, const char **rest);
 
 /* Word @i (8 bytes, little-endian) of a raw regset. */
 static inline uint64_t xp_arch_word(const void *buf, size_t i)

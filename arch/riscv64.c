@@ -84,39 +84,39 @@ static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 	int32_t v;
 
 	memset(eff, 0, sizeof(*eff));
-	if (xp_arch_prefix(mn, "c.", &p))
+	if (xp_arch_has_prefix(mn, "c.", &p))
 		mn = p;
 	if ((!strcmp(mn, "addi") || !strcmp(mn, "addi16sp")) &&
-	    (xp_arch_prefix(ops, "sp, sp, ", &p) || xp_arch_prefix(ops, "sp, ", &p))) {
+	    (xp_arch_has_prefix(ops, "sp, sp, ", &p) || xp_arch_has_prefix(ops, "sp, ", &p))) {
 		if (xp_arch_parse_imm(&p, &v) || *p)
 			eff->flags |= XP_EFF_SP_UNKNOWN;
 		else
 			eff->sp_pre = v;
-	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) && xp_arch_prefix(ops, "ra, ", &p) &&
-		   !riscv64_sp_off(p, &v)) {
+	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) &&
+		   xp_arch_has_prefix(ops, "ra, ", &p) && !riscv64_sp_off(p, &v)) {
 		eff->flags |= XP_EFF_SAVE_RA;
 		eff->save_ra = v;
-	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) && xp_arch_prefix(ops, "s0, ", &p) &&
-		   !riscv64_sp_off(p, &v)) {
+	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) &&
+		   xp_arch_has_prefix(ops, "s0, ", &p) && !riscv64_sp_off(p, &v)) {
 		eff->flags |= XP_EFF_SAVE_FP;
 		eff->save_fp = v;
-	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) && xp_arch_prefix(ops, "ra, ", &p) &&
-		   !riscv64_sp_off(p, &v)) {
+	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) &&
+		   xp_arch_has_prefix(ops, "ra, ", &p) && !riscv64_sp_off(p, &v)) {
 		eff->flags |= XP_EFF_RESTORE_RA;
-	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) && xp_arch_prefix(ops, "s0, ", &p) &&
-		   !riscv64_sp_off(p, &v)) {
+	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) &&
+		   xp_arch_has_prefix(ops, "s0, ", &p) && !riscv64_sp_off(p, &v)) {
 		eff->flags |= XP_EFF_RESTORE_FP;
-	} else if (!strcmp(mn, "addi") && xp_arch_prefix(ops, "s0, sp, ", &p) &&
+	} else if (!strcmp(mn, "addi") && xp_arch_has_prefix(ops, "s0, sp, ", &p) &&
 		   !xp_arch_parse_imm(&p, &v) && !*p) {
 		eff->flags |= XP_EFF_SET_FP;
 		eff->set_fp = v;
-	} else if (!strcmp(mn, "addi") && xp_arch_prefix(ops, "sp, s0, ", &p) &&
+	} else if (!strcmp(mn, "addi") && xp_arch_has_prefix(ops, "sp, s0, ", &p) &&
 		   !xp_arch_parse_imm(&p, &v) && !*p) {
 		eff->flags |= XP_EFF_SP_FROM_FP;
 		eff->sp_from_fp = v;
 	} else if (!strcmp(mn, "call") || (!strncmp(mn, "jal", 3) && !strchr(ops, ',')) ||
 		   ((!strcmp(mn, "jal") || !strcmp(mn, "jalr")) &&
-		    xp_arch_prefix(ops, "ra,", NULL))) {
+		    xp_arch_has_prefix(ops, "ra,", NULL))) {
 		eff->flags |= XP_EFF_CALL; /* links into ra: jal/jalr with rd = ra */
 	} else if (!strcmp(mn, "ret") || (!strcmp(mn, "jr") && !strcmp(ops, "ra"))) {
 		eff->flags |= XP_EFF_RETURN;
@@ -126,9 +126,9 @@ static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 		   !strcmp(mn, "sd") || !strcmp(mn, "swsp") || !strcmp(mn, "sdsp") ||
 		   !strncmp(mn, "b", 1)) {
 		/* stores and branches write no register */
-	} else if (xp_arch_prefix(ops, "sp,", NULL)) {
+	} else if (xp_arch_has_prefix(ops, "sp,", NULL)) {
 		eff->flags |= XP_EFF_SP_UNKNOWN;
-	} else if (xp_arch_prefix(ops, "s0,", NULL)) {
+	} else if (xp_arch_has_prefix(ops, "s0,", NULL)) {
 		eff->flags |= XP_EFF_FP_CLOBBER;
 	}
 }

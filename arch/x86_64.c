@@ -88,7 +88,7 @@ static bool x86_64_dest_is(const char *ops, const char *reg)
 {
 	const char *rest;
 
-	return xp_arch_prefix(ops, reg, &rest) && (*rest == ',' || !*rest);
+	return xp_arch_has_prefix(ops, reg, &rest) && (*rest == ',' || !*rest);
 }
 
 static bool x86_64_dest_is_sp(const char *ops)
@@ -109,7 +109,7 @@ static int x86_64_mem_disp(const char *ops, const char *base, int32_t *disp)
 	const char *p;
 	int32_t v;
 
-	if (!xp_arch_prefix(ops, base, &p))
+	if (!xp_arch_has_prefix(ops, base, &p))
 		return -EINVAL;
 	if (!strcmp(p, "]")) {
 		*disp = 0;
@@ -162,7 +162,8 @@ static void x86_64_insn_effect(const char *mn, const char *ops, struct xp_insn_e
 		eff->flags |= XP_EFF_RETURN;
 	} else if (!strcmp(mn, "jmp")) {
 		eff->flags |= XP_EFF_JUMP;
-	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) && xp_arch_prefix(ops, "rsp, ", &p)) {
+	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) &&
+		   xp_arch_has_prefix(ops, "rsp, ", &p)) {
 		if (xp_arch_parse_imm(&p, &v) || *p || v == INT32_MIN)
 			eff->flags |= XP_EFF_SP_UNKNOWN;
 		else
@@ -171,14 +172,14 @@ static void x86_64_insn_effect(const char *mn, const char *ops, struct xp_insn_e
 		eff->flags |= XP_EFF_SET_FP;
 	} else if (!strcmp(mn, "mov") && !strcmp(ops, "rsp, rbp")) {
 		eff->flags |= XP_EFF_SP_FROM_FP;
-	} else if (!strcmp(mn, "lea") && xp_arch_prefix(ops, "rsp, [", &p) &&
+	} else if (!strcmp(mn, "lea") && xp_arch_has_prefix(ops, "rsp, [", &p) &&
 		   !x86_64_mem_disp(p, "rbp", &v)) {
 		eff->flags |= XP_EFF_SP_FROM_FP;
 		eff->sp_from_fp = v;
-	} else if (!strcmp(mn, "lea") && xp_arch_prefix(ops, "rsp, [", &p) &&
+	} else if (!strcmp(mn, "lea") && xp_arch_has_prefix(ops, "rsp, [", &p) &&
 		   !x86_64_mem_disp(p, "rsp", &v)) {
 		eff->sp_pre = v;
-	} else if (!strcmp(mn, "lea") && xp_arch_prefix(ops, "rbp, [", &p) &&
+	} else if (!strcmp(mn, "lea") && xp_arch_has_prefix(ops, "rbp, [", &p) &&
 		   !x86_64_mem_disp(p, "rsp", &v)) {
 		eff->flags |= XP_EFF_SET_FP;
 		eff->set_fp = v;

@@ -4,7 +4,8 @@
  * mmap) through a cache keyed by (device, inode, path).  A module knows its
  * build-id, its PT_LOAD table (target address -> file offset -> ELF vaddr),
  * and, loaded on first use, its CFI (.eh_frame via dwarf_getcfi_elf, else
- * .debug_frame via dwarf_getcfi) and function symbols.  This is the only
+ * .debug_frame via dwarf_getcfi) and function symbols.  The vDSO is a
+ * module too, its image copied from the target.  This is the only
  * file of the record side that includes libelf/libdw; what it hands out is
  * in plain types (module.h), never Dwarf_* or Elf_*.  Symbolisation for
  * reports is symbolize/'s job (libdwfl), not this file's.
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 struct module_load {
@@ -39,7 +41,8 @@ struct module {
 	char *path;
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
-	Elf *elf; /* NULL: not an ELF file or unreadable (negative cache entry) */
+	Elf *elf;     /* NULL: not an ELF file or unreadable (negative cache entry) */
+	uint8_t *mem; /* the image, when read from the target (vDSO) */
 	const uint8_t *image;
 	size_t image_len;
 	uint16_t e_machine;
@@ -77,6 +80,7 @@ static void module_free(struct module *mod)
 	free(mod->loads);
 	free(mod->syms);
 	free(mod->path);
+	free(mod->mem);
 	free(mod);
 }
 
@@ -93,8 +97,8 @@ void module_cache_free(struct module_cache *mc)
 	free(mc);
 }
 
-/* Copy the GNU build-id from the note data @data (@len bytes) if present. */
-static bool module_note_build_id(struct module *mod, Elf_Data *data)
+/* Copy the GNU build-id from the note data @data.  0, or -ENOENT when it has none. */
+static int module_note_build_id(struct module *mod, Elf_Data *data)
 {
 	GElf_Nhdr nhdr;
 	size_t off = 0, next, name_off, desc_off;
@@ -108,11 +112,11 @@ static bool module_note_build_id(struct module *mod, Elf_Data *data)
 			memcpy(mod->build_id, (const uint8_t *)data->d_buf + desc_off,
 			       nhdr.n_descsz);
 			mod->build_id_len = nhdr.n_descsz;
-			return true;
+			return 0;
 		}
 		off = next;
 	}
-	return false;
+	return -ENOENT;
 }
 
 static void module_read_build_id(struct module *mod, size_t phnum)
@@ -125,36 +129,26 @@ static void module_read_build_id(struct module *mod, size_t phnum)
 	for (i = 0; i < phnum; i++) {
 		if (!gelf_getphdr(mod->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
-		if (module_note_build_id(mod, elf_getdata_rawchunk(mod->elf, (int64_t)ph.p_offset,
-								   ph.p_filesz, ELF_T_NHDR)))
+		if (!module_note_build_id(mod, elf_getdata_rawchunk(mod->elf, (int64_t)ph.p_offset,
+								    ph.p_filesz, ELF_T_NHDR)))
 			return;
 	}
 	/* No program headers (a debug file): look for the note section. */
 	while ((scn = elf_nextscn(mod->elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		if (module_note_build_id(mod, elf_getdata(scn, NULL)))
+		if (!module_note_build_id(mod, elf_getdata(scn, NULL)))
 			return;
 	}
 }
 
-static int module_open_elf(struct module *mod, const char *file)
+/* Fill the module from its open Elf: header, PT_LOAD table, build-id. */
+static int module_init_elf(struct module *mod)
 {
 	GElf_Ehdr eh;
 	GElf_Phdr ph;
 	size_t phnum, i;
-	int fd;
 
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	mod->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	/* The whole file is mapped now: libelf no longer needs the descriptor. */
-	if (mod->elf)
-		elf_cntl(mod->elf, ELF_C_FDDONE);
-	close(fd);
-	if (!mod->elf)
-		return -EINVAL;
 	if (elf_kind(mod->elf) != ELF_K_ELF || !gelf_getehdr(mod->elf, &eh) ||
 	    elf_getphdrnum(mod->elf, &phnum))
 		goto bad;
@@ -188,6 +182,51 @@ bad:
 	return -EINVAL;
 }
 
+static int module_open_elf(struct module *mod, const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	mod->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* The whole file is mapped now: libelf no longer needs the descriptor. */
+	if (mod->elf)
+		elf_cntl(mod->elf, ELF_C_FDDONE);
+	close(fd);
+	if (!mod->elf)
+		return -EINVAL;
+	return module_init_elf(mod);
+}
+
+/*
+ * The vDSO is no file: copy its image out of the target (it is mapped
+ * whole, a few pages) and open that.  Every process of a kernel maps the
+ * same image, so one module serves all.
+ */
+#define MODULE_VDSO_MAX (1u << 20)
+
+static int module_open_vdso(struct module *mod, const struct xp_map *m, pid_t pid)
+{
+	struct iovec local, remote;
+	size_t len = (size_t)(m->end - m->start);
+	ssize_t n;
+
+	if (pid <= 0 || len > MODULE_VDSO_MAX)
+		return -EINVAL;
+	mod->mem = xp_malloc(len);
+	local.iov_base = mod->mem;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)m->start;
+	remote.iov_len = len;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n != (ssize_t)len)
+		return n < 0 ? -errno : -EIO;
+	mod->elf = elf_memory((char *)mod->mem, len);
+	if (!mod->elf)
+		return -EINVAL;
+	return module_init_elf(mod);
+}
+
 static bool path_is_deleted(const char *path)
 {
 	static const char suffix[] = " (deleted)";
@@ -198,10 +237,11 @@ static bool path_is_deleted(const char *path)
 
 struct module *module_cache_get(struct module_cache *mc, const struct xp_map *m, pid_t pid)
 {
+	bool vdso = m->path && !strcmp(m->path, "[vdso]");
 	struct module *mod;
 	char file[96];
 
-	if (!mc || !m->path || m->path[0] != '/')
+	if (!mc || !m->path || (m->path[0] != '/' && !vdso))
 		return NULL;
 	for (mod = mc->head; mod; mod = mod->next)
 		if (mod->inode == m->inode && mod->dev_major == m->dev_major &&
@@ -212,7 +252,13 @@ struct module *module_cache_get(struct module_cache *mc, const struct xp_map *m,
 	mod->dev_major = m->dev_major;
 	mod->dev_minor = m->dev_minor;
 	mod->inode = m->inode;
-	if (!path_is_deleted(m->path)) {
+	if (vdso) {
+		/* A failed read (no pid yet, process gone) is not cached: retry next time. */
+		if (module_open_vdso(mod, m, pid)) {
+			module_free(mod);
+			return NULL;
+		}
+	} else if (!path_is_deleted(m->path)) {
 		module_open_elf(mod, m->path);
 	} else if (pid > 0) {
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", (int)pid,

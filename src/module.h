@@ -24,10 +24,12 @@ struct module_cache;
 struct xp_map;
 
 /*
- * The module mapped by @m (a file mapping), opened on first use and cached
- * by (device, inode, path).  NULL for anonymous and special mappings, files
- * that cannot be opened and files that are not ELF (the failure is cached
- * too).  A deleted file is opened through /proc/@pid/map_files.
+ * The module mapped by @m (a file mapping, or the vDSO), opened on first
+ * use and cached by (device, inode, path).  NULL for anonymous and other
+ * special mappings, files that cannot be opened and files that are not ELF
+ * (the failure is cached too).  A deleted file is opened through
+ * /proc/@pid/map_files; the vDSO is read from process @pid (no pid: NULL,
+ * not cached).
  */
 struct module *module_cache_get(struct module_cache *mc, const struct xp_map *m, pid_t pid);
 

@@ -98,7 +98,6 @@ struct unwinder {
 	struct uw_row_slot *rows;   /* UW_ROW_CACHE slots */
 	struct uw_call_slot *calls; /* UW_CALL_CACHE slots */
 	struct insn_decoder *insn;
-	uint64_t row_hits, row_misses;
 };
 
 /* --- CFI rows ------------------------------------------------------------- */
@@ -155,9 +154,9 @@ static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi
 		return -ENOENT;
 	s = &w->u->rows[uw_hash(m->mod, vaddr, UW_ROW_CACHE)];
 	if (s->mod == m->mod && s->vaddr == vaddr) {
-		w->u->row_hits++;
+		w->u->stats.rows_cached++;
 	} else {
-		w->u->row_misses++;
+		w->u->stats.rows_built++;
 		s->mod = m->mod;
 		s->vaddr = vaddr;
 		s->status =
@@ -404,7 +403,7 @@ static void uw_set_stack(struct uw_walk *w, uint64_t sp)
 	w->stack_hi = m ? m->end : 0;
 }
 
-static bool uw_in_stack(const struct uw_walk *w, uint64_t addr)
+static bool uw_is_in_stack(const struct uw_walk *w, uint64_t addr)
 {
 	return !w->stack_hi || (addr >= w->stack_lo && addr < w->stack_hi);
 }
@@ -451,8 +450,8 @@ static int uw_step_fp(struct uw_walk *w, const struct uw_frame *f, struct uw_fra
 	if (!fp)
 		return UW_STEP_END;
 	rec = fp + (uint64_t)(int64_t)lo_off;
-	if (fp % arch->stack_align || rec < sp || rec > fp + 64 || !uw_in_stack(w, rec) ||
-	    !uw_in_stack(w, fp + (uint64_t)(int64_t)arch->fp_off_cfa - 1))
+	if (fp % arch->stack_align || rec < sp || !uw_is_in_stack(w, rec) ||
+	    !uw_is_in_stack(w, fp + (uint64_t)(int64_t)arch->fp_off_cfa - 1))
 		return -EINVAL;
 	if (uw_read(w, fp + (uint64_t)(int64_t)arch->fp_off_prev_fp, arch->addr_bytes, &prev_fp) ||
 	    uw_read(w, fp + (uint64_t)(int64_t)arch->fp_off_ra, arch->addr_bytes, &ra))
@@ -510,7 +509,8 @@ static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct
 	 * trampoline's caller may be on another stack (sigaltstack).
 	 */
 	old_sp = xp_regs_get(&f->regs, arch->dwarf_sp);
-	if (!row->signal && (sp < old_sp || (sp == old_sp && !f->exact) || !uw_in_stack(w, sp - 1)))
+	if (!row->signal &&
+	    (sp < old_sp || (sp == old_sp && !f->exact) || !uw_is_in_stack(w, sp - 1)))
 		return -EINVAL;
 	uw_caller_init(w, caller, ra, sp);
 	if (have_fp)
@@ -538,26 +538,25 @@ static int uw_step(struct uw_walk *w, const struct uw_frame *f, struct uw_frame 
 	if (mode == UNWIND_FP && !f->exact)
 		return uw_step_fp(w, f, caller);
 	ret = uw_row(w, lookup, f->exact, &row);
-	if (ret) {
-		if (mode == UNWIND_DWARF)
-			return -ENOENT;
-		/* Nothing tells how this function keeps its frame: a record must prove itself. */
-		ret = uw_step_fp(w, f, caller);
-		if (!ret && mode == UNWIND_AUTO && !uw_is_after_call(w, caller->pc))
-			ret = -EINVAL;
-		return ret;
-	}
-	if (mode == UNWIND_AUTO && !f->exact && uw_row_is_frame_record(w->arch, row)) {
-		ret = uw_step_fp(w, f, caller);
-		if (ret <= UW_STEP_END)
+	if (!ret) {
+		/* The record is what the CFI says: follow it without evaluating rules. */
+		if (mode == UNWIND_AUTO && !f->exact && uw_row_is_frame_record(w->arch, row)) {
+			ret = uw_step_fp(w, f, caller);
+			if (ret >= 0)
+				return ret;
+		}
+		ret = uw_step_row(w, f, row, caller);
+		if (ret >= 0 || mode == UNWIND_DWARF) {
+			*cfi = ret >= 0;
 			return ret;
+		}
+	} else if (mode == UNWIND_DWARF) {
+		return -ENOENT;
 	}
-	*cfi = true;
-	ret = uw_step_row(w, f, row, caller);
-	if (ret < 0 && mode != UNWIND_DWARF) {
-		*cfi = false;
-		ret = uw_step_fp(w, f, caller);
-	}
+	/* No usable rule: a frame record must prove itself. */
+	ret = uw_step_fp(w, f, caller);
+	if (ret == UW_STEP_OK && mode == UNWIND_AUTO && !uw_is_after_call(w, caller->pc))
+		ret = -EINVAL;
 	return ret;
 }
 
@@ -590,14 +589,16 @@ static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const s
 	bool cfi;
 	int ret;
 
-	if (!xp_regs_has(regs, arch->dwarf_pc) || !xp_regs_has(regs, arch->dwarf_sp))
+	if (!xp_regs_has(regs, arch->dwarf_pc))
 		return 0;
 	f->regs = *regs;
 	f->pc = arch->strip_pc(regs, xp_regs_get(regs, arch->dwarf_pc));
 	f->exact = true;
-	uw_set_stack(w, xp_regs_get(regs, arch->dwarf_sp));
 	pcs[n] = f->pc;
 	flags[n++] = XP_FRAME_EXACT;
+	if (!xp_regs_has(regs, arch->dwarf_sp))
+		return n;
+	uw_set_stack(w, xp_regs_get(regs, arch->dwarf_sp));
 	for (;;) {
 		ret = uw_step(w, f, caller, &cfi);
 		if (ret) {

@@ -43,11 +43,16 @@ static inline uint64_t unwind_lookup_pc(uint64_t pc, uint8_t flags)
 
 struct unwind_stats {
 	uint64_t stacks, frames, frames_fp, frames_cfi, truncated, bad_frames;
+	/* CFI rows served from the unwinder's cache, and built (libdw, prologue analysis) */
+	uint64_t rows_cached, rows_built;
 };
 
 struct unwinder;
 
-/* Never NULL.  @max_depth counts frames (>= 1). */
+/*
+ * Never NULL.  @max_depth counts frames (>= 1).  The unwinder caches rows
+ * per module: free it before the module cache its address spaces use.
+ */
 struct unwinder *unwinder_new(enum unwind_mode mode, unsigned int max_depth);
 void unwinder_free(struct unwinder *u);
 

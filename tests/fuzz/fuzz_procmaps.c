@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	addrspace_init(&as, 0, NULL);
 	addrspace_load_text(&as, text);
 	for (i = 0; i < as.nr; i++) {
-		if (as.maps[i].start >= as.maps[i].end || (i && as.maps[i - 1].end > as.maps[i].start))
+		if (as.maps[i].start >= as.maps[i].end ||
+		    (i && as.maps[i - 1].end > as.maps[i].start))
 			abort();
 		if (addrspace_find(&as, as.maps[i].start) != &as.maps[i] ||
 		    addrspace_find(&as, as.maps[i].end - 1) != &as.maps[i])

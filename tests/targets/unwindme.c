@@ -8,13 +8,15 @@
  * frame pointers) -> cmp.  "deep": main -> deep x 64 -> f2 -> leaf, for
  * the unwind benchmark.  "signal": main -> sig_main -> raise (libc), and
  * the SIGUSR1 handler, on a sigaltstack, runs on_signal -> f2 -> leaf
- * forever, so unwinding must cross the signal frame and the stack switch.  The functions are global
+ * forever, so unwinding must cross the signal frame and the stack switch.
+ * "vdso": main -> vdso_loop -> clock_gettime (libc, then the vDSO).  The functions are global
  * and noinline so the tests find them in the symbol table (as perf's dwarf-unwind test does).
  * Readiness: writes "R" to the file descriptor given as argv[2] (in
  * "signal" mode from inside the handler), then runs until killed.
  */
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -111,6 +113,17 @@ NOINLINE void sig_main(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+NOINLINE void vdso_loop(void)
+{
+	struct timespec ts;
+
+	while (!stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += (unsigned long)ts.tv_nsec;
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2)
@@ -124,6 +137,8 @@ int main(int argc, char **argv)
 		do_sort();
 	else if (argc > 1 && !strcmp(argv[1], "deep"))
 		deep(64);
+	else if (argc > 1 && !strcmp(argv[1], "vdso"))
+		vdso_loop();
 	else
 		f1();
 	return 0;

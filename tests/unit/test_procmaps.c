@@ -9,6 +9,7 @@
 #include "t.h"
 
 #include "addrspace.h"
+#include "arch/arch.h"
 #include "module.h"
 
 #include <errno.h>
@@ -200,5 +201,42 @@ static int test_module_not_elf(void)
 	return T_OK;
 }
 
+/* The vDSO is read from the process: symbols and CFI like a file. */
+static int test_module_vdso(void)
+{
+	const struct xp_arch *arch = xp_arch_host();
+	struct module_cache *mc = module_cache_new();
+	uint64_t start, size, vaddr;
+	struct cfi_row row;
+	struct addrspace as;
+	size_t i;
+	int ret = T_SKIP;
+
+	addrspace_init(&as, 0, mc);
+	T_EQ_U64(addrspace_load_text(&as, "7ffc9d5f0000-7ffc9d5f2000 r-xp 00000000 00:00 0 [vdso]"),
+		 0);
+	T_ASSERT(as.maps[0].mod == NULL); /* no pid: nothing to read from */
+	addrspace_release(&as);
+	addrspace_init(&as, getpid(), mc);
+	T_EQ_U64(addrspace_load(&as), 0);
+	for (i = 0; i < as.nr; i++) {
+		if (strcmp(as.maps[i].path, "[vdso]"))
+			continue;
+		T_ASSERT(as.maps[i].mod);
+		T_EQ_U64(
+		    module_symbol_by_name(as.maps[i].mod, "__vdso_clock_gettime", &start, &size),
+		    0);
+		T_EQ_U64(
+		    module_vaddr(as.maps[i].mod, &as.maps[i], as.maps[i].start + start, &vaddr), 0);
+		T_EQ_U64(vaddr, start);
+		T_EQ_U64(
+		    module_cfi_row(as.maps[i].mod, start, arch->dwarf_fp, arch->dwarf_sp, &row), 0);
+		ret = T_OK;
+	}
+	addrspace_release(&as);
+	module_cache_free(mc);
+	return ret; /* skipped when the kernel maps no vDSO */
+}
+
 T_MAIN(T_CASE(test_parse_good), T_CASE(test_parse_bad), T_CASE(test_addrspace_text),
-       T_CASE(test_module_self), T_CASE(test_module_not_elf))
+       T_CASE(test_module_self), T_CASE(test_module_not_elf), T_CASE(test_module_vdso))

@@ -275,6 +275,24 @@ static int check_signal(struct live *l, int mode, const struct variant *v, const
 	return s > (int)h + 1 ? 0 : -1;
 }
 
+/* vdso: <vDSO> ... vdso_loop main, with the vDSO's own CFI. */
+static int check_vdso(struct live *l, int mode, const struct variant *v, const uint64_t *pcs,
+		      const uint8_t *flags, unsigned int n, unsigned int *hits)
+{
+	const struct xp_map *m = addrspace_find(&l->as, pcs[0]);
+	int s;
+
+	if (!m || strcmp(m->path, "[vdso]"))
+		return 0;
+	(*hits)++;
+	if (mode == UNWIND_FP || (mode == UNWIND_DWARF && v->nocfi))
+		return 0; /* libc's clock_gettime keeps no frame record */
+	s = find_frame(l, pcs, flags, n, 1, "vdso_loop");
+	if (s < 2 || find_frame(l, pcs, flags, n, (unsigned int)s, "main") != s + 1)
+		return -1;
+	return 0;
+}
+
 static int run_target(const struct variant *v, const char *what, check_fn check)
 {
 	const char *dir = getenv("XP_TARGETS"), *name = v->target;
@@ -410,6 +428,16 @@ static int test_signal_nofp_nocfi(void)
 	return run_target(&nofp_nocfi, "signal", check_signal);
 }
 
+static int test_vdso_fp(void)
+{
+	return run_target(&fp, "vdso", check_vdso);
+}
+
+static int test_vdso_nofp_nocfi(void)
+{
+	return run_target(&nofp_nocfi, "vdso", check_vdso);
+}
+
 static int test_leaf_fp_nocfi(void)
 {
 	return run_target(&fp_nocfi, "leaf", check_leaf);
@@ -433,4 +461,4 @@ static int test_qsort_nofp_nocfi(void)
 T_MAIN(T_CASE(test_leaf_fp), T_CASE(test_leaf_nofp), T_CASE(test_qsort_fp), T_CASE(test_qsort_nofp),
        T_CASE(test_leaf_fp_nocfi), T_CASE(test_leaf_nofp_nocfi), T_CASE(test_qsort_fp_nocfi),
        T_CASE(test_qsort_nofp_nocfi), T_CASE(test_signal_fp), T_CASE(test_signal_nofp),
-       T_CASE(test_signal_nofp_nocfi))
+       T_CASE(test_signal_nofp_nocfi), T_CASE(test_vdso_fp), T_CASE(test_vdso_nofp_nocfi))
