@@ -73,6 +73,11 @@ struct xp_arch {
 	int8_t fp_off_prev_fp, fp_off_ra, fp_off_cfa;
 	/* Length of the shortest call instruction, used to sanity-check return addresses. */
 	uint8_t min_call_len;
+	/*
+	 * restart_syscall(2): what a sleep interrupted by a ptrace stop resumes
+	 * as, so it is the same block as the call it continues.
+	 */
+	uint16_t nr_restart_syscall;
 	const char *(*reg_name)(unsigned int dwarf_reg);
 	/* Remove pointer-authentication (or other) tag bits from a code address. */
 	uint64_t (*strip_pc)(const struct xp_regs *regs, uint64_t pc);

@@ -397,6 +397,10 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
 	uint64_t sp = 0, pc = 0;
 	int64_t nr = read_blocked(th, &sp, &pc);
 
+	/* Our own earlier stop turned the sleep into restart_syscall: same block. */
+	if (nr == s->arch->nr_restart_syscall && th->last_sys_nr >= 0 && sp == th->last_sys_sp &&
+	    pc == th->last_sys_pc)
+		nr = th->last_sys_nr;
 	th->blocked_nr = nr;
 	if (nr < 0 || !th->last_stack_id || nr != th->last_sys_nr || sp != th->last_sys_sp ||
 	    pc != th->last_sys_pc) {
@@ -416,7 +420,7 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
 
 static void tick(struct sampler *s)
 {
-	uint64_t now = rel_ns(s), w;
+	uint64_t now = rel_ns(s), w, sp, pc;
 	struct xp_thread *th;
 	unsigned long i = 0;
 
@@ -428,6 +432,14 @@ static void tick(struct sampler *s)
 			continue;
 		if (s->o->mode == SAMPLER_WALL && sample_blocked(s, th, now, w))
 			continue;
+		if (s->o->mode == SAMPLER_CPU && read_blocked(th, &sp, &pc) >= 0) {
+			/*
+			 * It ran, then blocked: the CPU time was spent elsewhere, not
+			 * in the system call it sits in now.  Keep the time for the
+			 * next sample that finds it running.
+			 */
+			continue;
+		}
 		if (tracer_interrupt(s->tr, th))
 			continue;
 		th->sample_wanted = true;
