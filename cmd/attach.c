@@ -194,6 +194,7 @@ int cmd_attach(int argc, char **argv)
 		.mode = (enum sampler_mode)opts.rec.mode,
 		.kind = SAMPLER_ATTACH,
 		.stack_bytes = SAMPLER_STACK_BYTES,
+		.spin_ns = SAMPLER_SPIN_NS,
 		.status_line = isatty(STDERR_FILENO),
 	};
 	ret = sampler_run(&t, w, &so, &st);

@@ -57,6 +57,7 @@ struct sampler {
 	bool stopping, write_failed;
 	int sigfd, timerfd;
 	uint64_t last_status;
+	unsigned long ncpus;
 	int nsigint;
 };
 
@@ -587,6 +588,7 @@ static void write_stats(struct sampler *s)
 		{"samples", st->samples},
 		{"failed", st->failed},
 		{"reused_blocked", st->reused},
+		{"spin_timeouts", st->spin_timeouts},
 		{"vanished", s->tr->vanished},
 		{"threads", s->tr->threads_seen},
 		{"processes", s->tr->procs_seen},
@@ -617,6 +619,36 @@ static void drain_waits(struct sampler *s, bool *none_left)
 		*none_left = true;
 }
 
+/*
+ * Collect the stops of this tick's interrupts by polling waitpid for a
+ * bounded time instead of sleeping: a sleeping tracer's wake-up is most of
+ * the stop (PTRACE-NOTES: ~40 us stop sleeping, ~18 us spinning).  Only
+ * when a CPU is free for it, or the spin steals the target's time (trap 7).
+ */
+static void spin_for_stops(struct sampler *s)
+{
+	uint64_t deadline;
+	int status;
+	pid_t tid;
+
+	if (!s->pending || s->pending >= s->ncpus || !s->o->spin_ns)
+		return;
+	deadline = mono_ns() + s->o->spin_ns;
+	while (s->pending && !s->stopping) {
+		tid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (tid > 0) {
+			handle_status(s, tid, status);
+			continue;
+		}
+		if (tid < 0 && errno != EINTR)
+			return;
+		if (mono_ns() >= deadline) {
+			s->st->spin_timeouts++;
+			return;
+		}
+	}
+}
+
 int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts *o,
 		struct sampler_stats *st)
 {
@@ -627,6 +659,7 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 
 	memset(st, 0, sizeof(*st));
 	s.arch = xp_arch_host();
+	s.ncpus = (unsigned long)sysconf(_SC_NPROCESSORS_ONLN);
 	s.start_mono = mono_ns();
 	s.period = 1000000000ull / (o->freq_hz ? o->freq_hz : 1);
 	s.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
@@ -694,6 +727,7 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 			s.next_k = k > s.next_k ? k : s.next_k + 1;
 			tick(&s);
 			arm_timer(&s);
+			spin_for_stops(&s);
 		}
 	}
 	st->duration_ns = rel_ns(&s);

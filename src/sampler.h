@@ -42,9 +42,11 @@ struct sampler_opts {
 	enum sampler_kind kind;
 	size_t stack_bytes;     /* bytes copied from SP per sample */
 	bool status_line;       /* live status on stderr (a terminal) */
+	uint64_t spin_ns;       /* poll for stops this long before sleeping; 0: never spin */
 };
 
 #define SAMPLER_STACK_BYTES (16 * 1024)
+#define SAMPLER_SPIN_NS     100000
 #define SAMPLER_STOP_HIST   512 /* stop-time histogram buckets of 2 us */
 
 enum sampler_end {
@@ -58,6 +60,7 @@ enum sampler_end {
 
 struct sampler_stats {
 	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
+	uint64_t spin_timeouts; /* spins that ended without every stop */
 	uint64_t reused;        /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns;
 	uint64_t weight_total;
