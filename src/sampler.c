@@ -113,7 +113,9 @@ uint64_t sampler_stop_percentile(const struct sampler_stats *st, double p)
 	for (i = 0; i < SAMPLER_STOP_HIST; i++) {
 		acc += st->stop_hist[i];
 		if (acc > want)
-			return (uint64_t)i * 2000 + 1000;
+			return i < SAMPLER_STOP_FINE
+				       ? (uint64_t)i * 1000 + 500
+				       : ((uint64_t)(i - SAMPLER_STOP_FINE) + 10) * 100000 + 50000;
 	}
 	return st->stop_ns_max;
 }
@@ -455,7 +457,7 @@ static void tick(struct sampler *s)
 
 static void record_stop_time(struct sampler *s, uint64_t ns)
 {
-	uint64_t b = ns / 2000;
+	uint64_t b = ns < 1000000 ? ns / 1000 : SAMPLER_STOP_FINE + ns / 100000 - 10;
 
 	if (b >= SAMPLER_STOP_HIST)
 		b = SAMPLER_STOP_HIST - 1;

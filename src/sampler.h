@@ -47,7 +47,9 @@ struct sampler_opts {
 
 #define SAMPLER_STACK_BYTES (16 * 1024)
 #define SAMPLER_SPIN_NS     100000
-#define SAMPLER_STOP_HIST   512 /* stop-time histogram buckets of 2 us */
+/* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
+#define SAMPLER_STOP_FINE   1000
+#define SAMPLER_STOP_HIST   (SAMPLER_STOP_FINE + 990)
 
 enum sampler_end {
 	SAMPLER_END_ROOT_EXITED,
@@ -65,7 +67,7 @@ struct sampler_stats {
 	uint64_t duration_ns;
 	uint64_t weight_total;
 	uint64_t stacks;
-	uint64_t stop_hist[SAMPLER_STOP_HIST]; /* interrupt -> resume, 2 us buckets */
+	uint64_t stop_hist[SAMPLER_STOP_HIST]; /* interrupt -> resume */
 	uint64_t stop_ns_max;
 	uint64_t stack_bytes_copied;
 	int end_signal;        /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
