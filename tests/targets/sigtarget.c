@@ -17,7 +17,11 @@
  * Usage: sigtarget [MAX_SECONDS]   give up after MAX_SECONDS of wall time
  *                                  (default 60): print the counts, exit 3
  * Output: sigtarget: rtmin=<N> sum=<S> cont=<K>
- * Readiness: one line, role "signals", once the handlers are installed.
+ * Readiness: one line, role "signals", once the handlers are installed;
+ * then one line, role "cont-<K>", each time the main loop sees that the
+ * SIGCONT handler has run for the K-th time.  A test must wait for it
+ * before the next SIGSTOP: a stop signal discards a pending SIGCONT
+ * (signal(7)), so a cycle sent too soon is legitimately not counted.
  */
 #include "target.h"
 
@@ -52,10 +56,17 @@ static void on_usr1(int sig)
 /* Compute until asked to finish; 0 when asked, -1 after giving up. */
 int busy(double give_up_at)
 {
+	sig_atomic_t conts_seen = 0;
 	uint64_t x = 0;
 	unsigned int n = 0;
+	char role[32];
 
 	while (!finish) {
+		if (cont_count != conts_seen) {
+			conts_seen = cont_count;
+			snprintf(role, sizeof(role), "cont-%d", (int)conts_seen);
+			tgt_ready("sigtarget", role);
+		}
 		TGT_MIX(x, TGT_UNIT_ITERS);
 		if ((++n & 63) == 0 && tgt_clock(CLOCK_MONOTONIC) >= give_up_at)
 			return -1;
