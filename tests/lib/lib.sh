@@ -306,6 +306,7 @@ wait_ready() {
 # not trace its children (or, with "attach", an existing process that is
 # not its child, as 'xprof attach' does).  The probe (tests/helpers/
 # ptprobe.c) does not use xprof, so an xprof bug can never become a skip.
+# shellcheck disable=SC2120 # the argument is optional
 skip_unless_ptrace() {
 	local probe=$XP_HELPERS/ptprobe out pid scope=""
 	[[ -x $probe ]] || fail_now "ptrace probe '$probe' not built: build the tests first"
