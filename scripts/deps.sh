@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Install the Debian packages needed to build and test xprof, and only the
+# missing ones: a machine that has them all is left untouched (no apt-get
+# at all).  Runs apt-get update first when something must be installed.
+# Works as root, or through sudo when not root and sudo exists.  On a
+# system without dpkg it only lists the packages and carries on (cmake
+# names anything still missing).
+set -euo pipefail
+
+packages=(cmake gcc pkg-config libdw-dev libelf-dev libunwind-dev libcapstone-dev)
+
+if ! command -v dpkg >/dev/null 2>&1; then
+	echo "deps.sh: no dpkg here; make sure these (Debian names) are installed: ${packages[*]}" >&2
+	exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	# dpkg -s also succeeds for a removed package that left its
+	# configuration behind: require the "installed" status.
+	if ! dpkg -s "$p" 2>/dev/null | grep -qx 'Status: install ok installed'; then
+		missing+=("$p")
+	fi
+done
+if ((${#missing[@]} == 0)); then
+	echo "deps.sh: all build dependencies are installed"
+	exit 0
+fi
+
+if ((EUID == 0)); then
+	as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+	as_root=(sudo)
+else
+	echo "deps.sh: missing packages: ${missing[*]}" >&2
+	echo "deps.sh: not root and no sudo: install them as root, e.g." >&2
+	echo "    apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -q --no-install-recommends "${missing[@]}"

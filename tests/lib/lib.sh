@@ -1,0 +1,490 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# The library every integration test sources first:
+#     . "$(dirname "$0")/../lib/lib.sh"
+#
+# It gives each test a private temporary directory (also the working
+# directory, so a default xprof.data lands there), removed by an EXIT trap
+# that first kills every process the test started; commands run with their
+# exact exit status checked (expect_exit); a skip (exit 77) when ptrace is
+# not permitted; readiness lines from the targets (ready_init, wait_ready);
+# and statistics over folded stacks whose assertions print the figures
+# whether they pass or fail, so a log always shows the numbers.
+#
+# Rules it supports (STYLE.md 2.9): drive the real binary; write its output
+# to files and inspect the files (never pipe xprof into grep); statistical
+# assertions, never exact sample counts; wait for readiness, never sleep.
+#
+# Environment (set by ctest, see tests/CMakeLists.txt; derived from this
+# file's location when a test is run by hand: bash tests/integration/t....sh):
+#   XPROF        the xprof binary              XP_TARGETS  built targets
+#   XP_SRC       the source tree               XP_DATA     tests/data
+#   XP_BUILD     the build tree
+# Knobs: XP_KEEP_TMP=1 keeps the temporary directory; XP_CMD_TIMEOUT
+# (seconds, default 120) bounds every command run by expect_exit/start_bg.
+
+set -Eeuo pipefail
+
+XP_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+XP_SRC=${XP_SRC:-$(cd "$XP_LIB/../.." && pwd)}
+XP_BUILD=${XP_BUILD:-$XP_SRC/build}
+XPROF=${XPROF:-$XP_BUILD/xprof}
+XP_TARGETS=${XP_TARGETS:-$XP_BUILD/targets}
+XP_DATA=${XP_DATA:-$XP_SRC/tests/data}
+XP_HELPERS=$XP_BUILD/helpers
+XP_CMD_TIMEOUT=${XP_CMD_TIMEOUT:-120}
+XP_TEST=$(basename "$0" .sh)
+export XPROF XP_TARGETS XP_SRC XP_DATA XP_BUILD
+# A test must not inherit readiness from an outer test or shell.
+unset XP_READY_FIFO
+
+XP_FAILS=0       # failed assertions so far
+XP_RUNS=0        # commands run by expect_exit/check_exit
+XP_PGIDS=()      # process groups started by start_bg
+XP_PIDS=()       # other processes to kill at exit (from ready lines)
+declare -A XP_BG # start_bg name -> pid
+
+# --- reporting ---------------------------------------------------------------
+
+# say MSG...: a line of the test's log.
+say() {
+	printf '%s\n' "$*"
+}
+
+# fail MSG...: record a failed assertion and go on (the test exits 1 at
+# the end); for a failure that makes the rest meaningless use fail_now.
+fail() {
+	XP_FAILS=$((XP_FAILS + 1))
+	printf 'FAIL: %s\n' "$*"
+}
+
+# fail_now MSG...: record the failure and end the test now.
+fail_now() {
+	fail "$@"
+	exit 1
+}
+
+# skip REASON...: the test cannot run here (ctest reports it as skipped).
+skip() {
+	if ((XP_FAILS)); then
+		fail_now "cannot skip ($*): $XP_FAILS assertion(s) already failed"
+	fi
+	printf 'SKIP: %s: %s\n' "$XP_TEST" "$*"
+	exit 77
+}
+
+# finish: end of a test; exit status 1 if any assertion failed.
+finish() {
+	if ((XP_FAILS)); then
+		printf 'FAIL: %s: %d assertion(s) failed\n' "$XP_TEST" "$XP_FAILS"
+		exit 1
+	fi
+	printf 'PASS: %s\n' "$XP_TEST"
+	exit 0
+}
+
+# show_file LABEL FILE [MAX_LINES]: a file's contents, indented, in the log.
+show_file() {
+	local label=$1 file=$2 max=${3:-40} n
+	if [[ ! -e $file ]]; then
+		say "  -- $label: (no file $file)"
+		return 0
+	fi
+	n=$(wc -l <"$file")
+	if [[ ! -s $file ]]; then
+		say "  -- $label: (empty)"
+		return 0
+	fi
+	say "  -- $label ($n lines):"
+	head -n "$max" "$file" | sed 's/^/  | /'
+	if ((n > max)); then
+		say "  | ... ($((n - max)) more lines)"
+	fi
+}
+
+# --- temporary directory and clean-up ----------------------------------------
+
+# _xp_is_ours PID: PID still runs with this test's XP_READY_FIFO in its
+# environment, so it is the target that announced itself and not a later
+# process that reused the number (pid_max may be as low as 32768).
+_xp_is_ours() {
+	[[ ${XP_READY_FIFO:-} ]] || return 1
+	grep -qzxF "XP_READY_FIFO=$XP_READY_FIFO" "/proc/$1/environ" 2>/dev/null
+}
+
+_xp_kill_all() {
+	local pgid pid alive=0 i ours=()
+	for pid in "${XP_PIDS[@]}"; do
+		if _xp_is_ours "$pid"; then
+			ours+=("$pid")
+		fi
+	done
+	XP_PIDS=("${ours[@]}")
+	for pgid in "${XP_PGIDS[@]}"; do
+		kill -TERM -- "-$pgid" 2>/dev/null && alive=1
+	done
+	for pid in "${XP_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null && alive=1
+	done
+	((alive)) || return 0
+	# Up to 2 s to go quietly (a profiler detaches), then SIGKILL.
+	for ((i = 0; i < 20; i++)); do
+		alive=0
+		for pgid in "${XP_PGIDS[@]}"; do
+			kill -0 -- "-$pgid" 2>/dev/null && alive=1
+		done
+		for pid in "${XP_PIDS[@]}"; do
+			kill -0 "$pid" 2>/dev/null && alive=1
+		done
+		((alive)) || return 0
+		sleep 0.1
+	done
+	for pgid in "${XP_PGIDS[@]}"; do
+		kill -KILL -- "-$pgid" 2>/dev/null || true
+	done
+	for pid in "${XP_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+}
+
+_xp_exit() {
+	local rc=$?
+	trap - EXIT
+	set +e
+	_xp_kill_all
+	if ((rc == 0 && XP_FAILS)); then
+		printf 'FAIL: %s: %d assertion(s) failed\n' "$XP_TEST" "$XP_FAILS"
+		rc=1
+	elif ((rc != 0 && rc != 77 && XP_FAILS == 0)); then
+		printf 'FAIL: %s: exited with status %d (line %s)\n' "$XP_TEST" "$rc" \
+			"${XP_LAST_LINE:-?}"
+	fi
+	cd / || true
+	if [[ ${XP_KEEP_TMP:-} ]]; then
+		say "# kept $XP_TMP"
+	else
+		rm -rf "$XP_TMP"
+	fi
+	exit "$rc"
+}
+
+XP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/$XP_TEST.XXXXXX")
+trap _xp_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'XP_LAST_LINE=$LINENO' ERR
+cd "$XP_TMP"
+
+if [[ ! -x $XPROF ]]; then
+	fail_now "xprof binary '$XPROF' not found: build first (cmake --build build)"
+fi
+say "# $XP_TEST: xprof=$XPROF tmp=$XP_TMP"
+
+# --- running commands ----------------------------------------------------------
+
+_xp_quote() {
+	local out
+	printf -v out '%q ' "$@"
+	printf '%s' "${out% }"
+}
+
+# _xp_check FATAL CODE COMMAND...: expect_exit and check_exit.
+_xp_check() {
+	local fatal=$1 want=$2 status
+	shift 2
+	XP_RUNS=$((XP_RUNS + 1))
+	XP_OUT=$XP_TMP/run$XP_RUNS.out
+	XP_ERR=$XP_TMP/run$XP_RUNS.err
+	XP_STATUS=$XP_TMP/run$XP_RUNS.status
+	say "# run $XP_RUNS: $(_xp_quote "$@")"
+	perl "$XP_LIB/run.pl" "$XP_STATUS" "$XP_CMD_TIMEOUT" "$@" \
+		<"${XP_STDIN:-/dev/null}" >"$XP_OUT" 2>"$XP_ERR"
+	status=$(cat "$XP_STATUS")
+	[[ $want == *" "* ]] || want="exit $want"
+	if [[ $status == "$want" ]]; then
+		say "  ok: $want"
+		return 0
+	fi
+	fail "expected $want, got '$status': $(_xp_quote "$@")"
+	show_file stderr "$XP_ERR"
+	show_file stdout "$XP_OUT" 10
+	if ((fatal)); then
+		exit 1
+	fi
+	return 0
+}
+
+# expect_exit CODE COMMAND [ARGS...]: run COMMAND (stdin from /dev/null or
+# $XP_STDIN), its stdout and stderr to the files $XP_OUT and $XP_ERR (new
+# ones for every run, kept until the end of the test); it must exit with
+# exactly CODE: death by a signal, a timeout ($XP_CMD_TIMEOUT) or any other
+# code is a failure that ends the test, after printing the command, its
+# stderr and the start of its stdout.  ($XP_STATUS holds "exit N" or
+# "signal N" as written by run.pl.)  CODE may also be a whole status line
+# such as "signal 11", to check that a target itself dies of a signal.
+expect_exit() {
+	_xp_check 1 "$@"
+}
+
+# check_exit CODE COMMAND [ARGS...]: as expect_exit, but a mismatch is
+# recorded and the test goes on (for lists of independent checks).
+check_exit() {
+	_xp_check 0 "$@"
+}
+
+# start_bg NAME COMMAND [ARGS...]: start COMMAND in the background, in a
+# process group of its own (killed by the EXIT trap), stdout and stderr to
+# $XP_TMP/NAME.out and NAME.err.  $XP_BG_PID is the process group (the
+# pid of run.pl, whose child is COMMAND: take a target's own pid from its
+# readiness line).  Use wait_bg NAME CODE to reap it and check its status.
+start_bg() {
+	local name=$1
+	shift
+	setsid perl "$XP_LIB/run.pl" "$XP_TMP/$name.status" "$XP_CMD_TIMEOUT" "$@" \
+		</dev/null >"$XP_TMP/$name.out" 2>"$XP_TMP/$name.err" &
+	XP_BG_PID=$!
+	XP_BG[$name]=$XP_BG_PID
+	XP_PGIDS+=("$XP_BG_PID")
+	say "# started $name (pid $XP_BG_PID): $(_xp_quote "$@")"
+}
+
+# wait_bg NAME CODE: wait for the command started as NAME; it must have
+# exited with exactly CODE (failure ends the test, as expect_exit).
+wait_bg() {
+	local name=$1 want=$2 status
+	wait "${XP_BG[$name]}" || true
+	status=$(cat "$XP_TMP/$name.status" 2>/dev/null || echo "no status")
+	[[ $want == *" "* ]] || want="exit $want"
+	if [[ $status == "$want" ]]; then
+		say "  ok: $name: $want"
+		return 0
+	fi
+	show_file "$name stderr" "$XP_TMP/$name.err"
+	show_file "$name stdout" "$XP_TMP/$name.out" 10
+	fail_now "$name: expected $want, got '$status'"
+}
+
+# --- readiness -----------------------------------------------------------------
+
+# ready_init: create the readiness FIFO and export XP_READY_FIFO, so every
+# target started afterwards announces itself there (tests/targets/target.h).
+# The test holds the FIFO open read-write: a target never blocks on it.
+ready_init() {
+	mkfifo "$XP_TMP/ready"
+	exec {XP_READY_FD}<>"$XP_TMP/ready"
+	export XP_READY_FIFO=$XP_TMP/ready
+	XP_READY_LINES=()
+}
+
+# wait_ready [COUNT [TIMEOUT]]: wait for COUNT (1) more readiness lines,
+# TIMEOUT (30) seconds at most for each.  Each line "ready PID PROG ROLE"
+# is appended to XP_READY_LINES; XP_READY_PID is the last PID.  Those
+# processes are killed at exit if they still run (and still have this
+# test's XP_READY_FIFO in their environment).  A timeout fails the test, showing the
+# stderr of everything started with start_bg.
+wait_ready() {
+	local count=${1:-1} timeout=${2:-30} line i name
+	[[ ${XP_READY_FD:-} ]] || fail_now "wait_ready without ready_init"
+	for ((i = 0; i < count; i++)); do
+		if ! read -r -t "$timeout" -u "$XP_READY_FD" line; then
+			for name in "${!XP_BG[@]}"; do
+				show_file "$name stderr" "$XP_TMP/$name.err"
+			done
+			fail_now "no readiness line after ${timeout}s (got $i of $count)"
+		fi
+		say "  $line"
+		XP_READY_LINES+=("$line")
+		read -r _ XP_READY_PID _ <<<"$line"
+		XP_PIDS+=("$XP_READY_PID")
+	done
+}
+
+# --- ptrace --------------------------------------------------------------------
+
+# skip_unless_ptrace [attach]: exit 77 with the reason when this process may
+# not trace its children (or, with "attach", an existing process that is
+# not its child, as 'xprof attach' does).  The probe (tests/helpers/
+# ptprobe.c) does not use xprof, so an xprof bug can never become a skip.
+# shellcheck disable=SC2120 # the argument is optional
+skip_unless_ptrace() {
+	local probe=$XP_HELPERS/ptprobe out pid scope=""
+	[[ -x $probe ]] || fail_now "ptrace probe '$probe' not built: build the tests first"
+	if [[ -r /proc/sys/kernel/yama/ptrace_scope ]]; then
+		scope=" (kernel.yama.ptrace_scope=$(cat /proc/sys/kernel/yama/ptrace_scope))"
+	fi
+	if [[ ${1:-} == attach ]]; then
+		# Not our child once the probe runs in its own session: the
+		# probe's parent is not the sleeper's parent either way.
+		setsid sleep 60 &
+		pid=$!
+		XP_PGIDS+=("$pid")
+		if ! out=$(setsid "$probe" "$pid" 2>&1); then
+			skip "cannot ptrace-attach to a non-child process$scope: $out;" \
+				"run as root, lower ptrace_scope, or grant CAP_SYS_PTRACE"
+		fi
+		kill "$pid" 2>/dev/null || true
+		return 0
+	fi
+	if ! out=$("$probe" 2>&1); then
+		skip "ptrace is not permitted here$scope: $out;" \
+			"in a container, grant CAP_SYS_PTRACE (docker run --cap-add=SYS_PTRACE)" \
+			"and allow ptrace in the seccomp profile"
+	fi
+}
+
+# --- assertions on files -------------------------------------------------------
+
+# assert_file_matches LABEL FILE ERE: some line of FILE matches ERE.
+assert_file_matches() {
+	local label=$1 file=$2 re=$3
+	if grep -Eq -- "$re" "$file" 2>/dev/null; then
+		say "  ok: $label"
+	else
+		fail "$label: no line of $(basename "$file") matches /$re/"
+		show_file "$(basename "$file")" "$file"
+	fi
+}
+
+# assert_file_lacks LABEL FILE ERE: no line of FILE matches ERE.
+assert_file_lacks() {
+	local label=$1 file=$2 re=$3
+	if grep -Eq -- "$re" "$file" 2>/dev/null; then
+		fail "$label: $(basename "$file") has a line matching /$re/"
+		show_file "$(basename "$file")" "$file"
+	else
+		say "  ok: $label"
+	fi
+}
+
+# assert_file_empty LABEL FILE / assert_file_nonempty LABEL FILE
+assert_file_empty() {
+	if [[ -e $2 && ! -s $2 ]]; then
+		say "  ok: $1"
+	else
+		fail "$1: $2 is not empty (or missing)"
+		show_file "$(basename "$2")" "$2"
+	fi
+}
+
+assert_file_nonempty() {
+	if [[ -s $2 ]]; then
+		say "  ok: $1"
+	else
+		fail "$1: $2 is empty or missing"
+	fi
+}
+
+# assert_files_equal LABEL EXPECTED GOT: identical contents (diff shown).
+assert_files_equal() {
+	local label=$1 want=$2 got=$3
+	if cmp -s -- "$want" "$got"; then
+		say "  ok: $label"
+	else
+		fail "$label: $(basename "$got") differs from $(basename "$want")"
+		diff -u -- "$want" "$got" | head -n 40 | sed 's/^/  | /' || true
+	fi
+}
+
+# assert_eq LABEL GOT WANT
+assert_eq() {
+	if [[ $2 == "$3" ]]; then
+		say "  ok: $1: $2"
+	else
+		fail "$1: got '$2', expected '$3'"
+	fi
+}
+
+# assert_error_line LABEL FILE: FILE (a stderr) has exactly one line that
+# starts with "xprof: error: ", and it is the first line.
+assert_error_line() {
+	local label=$1 file=$2 n first=""
+	n=$(grep -c '^xprof: error: ' "$file" || true)
+	IFS= read -r first <"$file" || true
+	if [[ $n == 1 && $first == "xprof: error: "* ]]; then
+		say "  ok: $label: $first"
+	else
+		fail "$label: expected one 'xprof: error:' line first on stderr, found $n"
+		show_file stderr "$file"
+	fi
+}
+
+# --- folded stacks -------------------------------------------------------------
+#
+# FILE is the output of 'xprof report --folded'.  A CONDITION selects
+# samples: "frame:RE", "leaf:RE", "comm:RE", "chain:A;B;C", "tail:A;B",
+# "root:A;B", "all", or one of those prefixed by "!" (negation).  Chain
+# elements are whole-frame EREs, "..." stands for any frames.  The grammar
+# is documented in tests/lib/folded.awk.
+
+# folded_stats FILE CONDITION [GIVEN]: prints "HITS CONSIDERED TOTAL".
+folded_stats() {
+	awk -v pred="$2" -v given="${3:-}" -f "$XP_LIB/folded.awk" "$1"
+}
+
+# folded_total FILE: total number of samples.
+folded_total() {
+	local total
+	read -r _ _ total < <(folded_stats "$1" all)
+	printf '%s\n' "$total"
+}
+
+# assert_folded_format FILE: every line is "frame[;frame...] count" with
+# no empty frame and a positive count.
+assert_folded_format() {
+	local file=$1 bad
+	bad=$(awk '!/^[^; ][^;]*(;[^;]+)* [1-9][0-9]*$/ { n++; if (n <= 5) print FNR ": " $0 }
+		END { if (!NR) print "(no lines)" }' "$file")
+	if [[ -z $bad ]]; then
+		say "  ok: $(basename "$file") is folded stacks ($(wc -l <"$file") lines)"
+	else
+		fail "$(basename "$file") is not in folded format:"
+		printf '%s\n' "$bad" | sed 's/^/  | /'
+	fi
+}
+
+# assert_samples_at_least LABEL MIN FILE: the total is at least MIN.
+assert_samples_at_least() {
+	local label=$1 min=$2 total
+	total=$(folded_total "$3")
+	if ((total >= min)); then
+		say "  ok: $label: $total samples (want >= $min)"
+	else
+		fail "$label: $total samples (want >= $min)"
+	fi
+}
+
+# assert_share_between LABEL LO HI FILE CONDITION [GIVEN]: the percentage of
+# samples (of those matching GIVEN, if given) that match CONDITION is in
+# [LO, HI].  Prints the figures either way, e.g.
+#   ok: a: 49.6% (1490/3004 samples; want 46..54%)
+assert_share_between() {
+	local label=$1 lo=$2 hi=$3 file=$4 cond=$5 given=${6:-} stats verdict
+	stats=$(folded_stats "$file" "$cond" "$given") || fail_now "$label: cannot read $file"
+	verdict=$(awk -v s="$stats" -v lo="$lo" -v hi="$hi" -v given="$given" 'BEGIN {
+		split(s, v, " ")
+		of = given == "" ? "" : sprintf(" of %d matching %s", v[2], given)
+		if (v[2] == 0) {
+			printf "bad no samples to consider (%d in total%s)\n", v[3], of
+			exit
+		}
+		p = 100 * v[1] / v[2]
+		printf "%s %.1f%% (%d/%d samples%s; want %s..%s%%)\n",
+			(p >= lo && p <= hi) ? "ok" : "bad", p, v[1], v[2], of, lo, hi
+	}')
+	if [[ $verdict == ok* ]]; then
+		say "  ok: $label: ${verdict#ok }"
+	else
+		fail "$label: ${verdict#bad }"
+	fi
+}
+
+# assert_share_at_least LABEL LO FILE CONDITION [GIVEN]
+assert_share_at_least() {
+	assert_share_between "$1" "$2" 100 "${@:3}"
+}
+
+# assert_share_at_most LABEL HI FILE CONDITION [GIVEN]
+assert_share_at_most() {
+	assert_share_between "$1" 0 "$2" "${@:3}"
+}

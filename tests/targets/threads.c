@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * threads: CPU work spread over threads, for thread tracking and fairness.
+ *
+ * "threads [-n] N [SECONDS]": N worker threads (1..64) each run worker ->
+ * thread_work until SECONDS (default 2) of their own CPU time
+ * (CLOCK_THREAD_CPUTIME_ID), so every worker does the same CPU work however
+ * the scheduler shares the 2 CPUs.  main blocks in pthread_join meanwhile.
+ * Truth: in CPU mode nearly every sample is "...;worker;thread_work", each
+ * worker thread gets 1/N of them, and main (blocked) gets almost none.
+ * With -n the workers are named "worker-<i>" (pthread_setname_np), so a
+ * profiler that reports the thread name shows them apart.
+ *
+ * "threads waves [MS]": 256 threads in two waves of 128.  All threads of a
+ * wave exist at once (they meet at a barrier), each runs wave_work for MS
+ * (default 10) ms of its own CPU time and exits; main joins the first wave
+ * before starting the second.  For clone/exit tracking at scale and tid
+ * reuse.  Truth: samples are in wave_work under worker_wave.
+ *
+ * Prints one line that does not depend on the duration or scheduling, and
+ * exits 0 (1 if a unit computed a different value):
+ *   threads: workers=<N> unit=<hex> mismatches=0
+ *   threads: waves=2 threads=256 unit=<hex> mismatches=0
+ * Readiness: one line, role "workers" once all N workers run (or "waves"
+ * once the first wave runs), written by the main thread.
+ */
+#include "target.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+
+#define MAX_WORKERS  64
+#define WAVES	     2
+#define WAVE_THREADS 128
+
+struct worker {
+	pthread_t thread;
+	int index;
+	int named;
+	double seconds;
+	uint64_t ref;
+	unsigned long bad;
+};
+
+static pthread_barrier_t start_line;
+
+TGT_NOINLINE void thread_work(struct worker *w);
+TGT_NOINLINE void wave_work(struct worker *w);
+void *worker(void *arg);
+void *worker_wave(void *arg);
+
+/* Units until @w->seconds of this thread's CPU time. */
+void thread_work(struct worker *w)
+{
+	double end = tgt_clock(CLOCK_THREAD_CPUTIME_ID) + w->seconds;
+	unsigned int n = 0;
+	uint64_t x;
+
+	for (;;) {
+		x = 0x7;
+		TGT_MIX(x, TGT_UNIT_ITERS);
+		TGT_CHECK(&w->ref, x, w->bad);
+		if ((++n & 15) == 0 && tgt_clock(CLOCK_THREAD_CPUTIME_ID) >= end)
+			break;
+	}
+}
+
+/* The same as thread_work, under another name so the two modes differ. */
+void wave_work(struct worker *w)
+{
+	double end = tgt_clock(CLOCK_THREAD_CPUTIME_ID) + w->seconds;
+	unsigned int n = 0;
+	uint64_t x;
+
+	for (;;) {
+		x = 0x7;
+		TGT_MIX(x, TGT_UNIT_ITERS);
+		TGT_CHECK(&w->ref, x, w->bad);
+		if ((++n & 15) == 0 && tgt_clock(CLOCK_THREAD_CPUTIME_ID) >= end)
+			break;
+	}
+}
+
+void *worker(void *arg)
+{
+	struct worker *w = arg;
+	char name[16];
+
+	if (w->named) {
+		snprintf(name, sizeof(name), "worker-%d", w->index);
+		pthread_setname_np(pthread_self(), name);
+	}
+	pthread_barrier_wait(&start_line);
+	thread_work(w);
+	return NULL;
+}
+
+void *worker_wave(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_barrier_wait(&start_line);
+	wave_work(w);
+	return NULL;
+}
+
+/* Start @n threads running @fn, wait until all of them are at the start line. */
+static void start(struct worker *ws, int n, void *(*fn)(void *))
+{
+	pthread_attr_t attr;
+	int i, err;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	pthread_barrier_init(&start_line, NULL, (unsigned int)n + 1);
+	for (i = 0; i < n; i++) {
+		err = pthread_create(&ws[i].thread, &attr, fn, &ws[i]);
+		if (err) {
+			fprintf(stderr, "threads: pthread_create: %s\n", strerror(err));
+			exit(2);
+		}
+	}
+	pthread_attr_destroy(&attr);
+	pthread_barrier_wait(&start_line);
+}
+
+static void join(struct worker *ws, int n, uint64_t *ref, unsigned long *bad)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		pthread_join(ws[i].thread, NULL);
+		TGT_CHECK(ref, ws[i].ref, *bad);
+		*bad += ws[i].bad;
+	}
+	pthread_barrier_destroy(&start_line);
+}
+
+static int run_waves(int argc, char **argv)
+{
+	static struct worker ws[WAVE_THREADS];
+	double seconds = 0.010;
+	unsigned long bad = 0;
+	uint64_t ref = 0;
+	int wave, i;
+
+	if (argc > 3)
+		tgt_die("threads", "usage: threads waves [MS]");
+	if (argc == 3)
+		seconds = (double)tgt_long_arg("threads", argv[2], 0, 60000) / 1000;
+	for (wave = 0; wave < WAVES; wave++) {
+		for (i = 0; i < WAVE_THREADS; i++)
+			ws[i] = (struct worker){.index = i, .seconds = seconds};
+		start(ws, WAVE_THREADS, worker_wave);
+		if (wave == 0)
+			tgt_ready("threads", "waves");
+		join(ws, WAVE_THREADS, &ref, &bad);
+	}
+	printf("threads: waves=%d threads=%d unit=%016" PRIx64 " mismatches=%lu\n", WAVES,
+	       WAVES * WAVE_THREADS, ref, bad);
+	return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct worker ws[MAX_WORKERS];
+	double seconds = 2;
+	unsigned long bad = 0;
+	uint64_t ref = 0;
+	int named = 0, arg = 1, n, i;
+
+	if (argc >= 2 && !strcmp(argv[1], "waves"))
+		return run_waves(argc, argv);
+	if (arg < argc && !strcmp(argv[arg], "-n")) {
+		named = 1;
+		arg++;
+	}
+	if (arg >= argc || argc - arg > 2)
+		tgt_die("threads", "usage: threads [-n] N [SECONDS] | threads waves [MS]");
+	n = (int)tgt_long_arg("threads", argv[arg], 1, MAX_WORKERS);
+	if (arg + 1 < argc)
+		seconds = tgt_seconds_arg("threads", argv[arg + 1]);
+
+	for (i = 0; i < n; i++)
+		ws[i] = (struct worker){.index = i, .named = named, .seconds = seconds};
+	start(ws, n, worker);
+	tgt_ready("threads", "workers");
+	join(ws, n, &ref, &bad);
+	printf("threads: workers=%d unit=%016" PRIx64 " mismatches=%lu\n", n, ref, bad);
+	return bad ? 1 : 0;
+}
