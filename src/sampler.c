@@ -257,6 +257,26 @@ static void take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight
 	s->nq++;
 }
 
+/*
+ * Whether the maps of @p may be read again.  Reading them is ~50 us; a
+ * reload that did not help (a wild address, not a new library) doubles the
+ * wait, up to a second, so a hostile stack cannot make us read them per
+ * sample.
+ */
+static bool maps_due(struct sampler *s, const struct xp_process *p)
+{
+	return !p->exited &&
+	       rel_ns(s) - p->maps_loaded_at >= (p->maps_backoff ? p->maps_backoff : 1000000ull);
+}
+
+static void maps_backoff(struct xp_process *p, bool helped)
+{
+	if (helped || !p->maps_backoff)
+		p->maps_backoff = 1000000ull;
+	else if (p->maps_backoff < 1000000000ull)
+		p->maps_backoff *= 2;
+}
+
 static void unwind_one(struct sampler *s, struct raw_sample *r)
 {
 	struct xp_process *p = r->proc;
@@ -264,13 +284,15 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	struct memread m;
 	uint64_t pc, id;
 	unsigned int nr, top = 0;
+	uint64_t unmapped;
 	bool is_new;
 
 	pc = xp_regs_get(&r->regs, s->arch->dwarf_pc);
 	/* A pc outside every known executable mapping: something was mapped since. */
-	if (!p->exited && !addrspace_is_exec(&p->as, pc) &&
-	    rel_ns(s) - p->maps_loaded_at > 10000000ull)
+	if (!addrspace_is_exec(&p->as, pc) && maps_due(s, p)) {
 		load_maps(s, p, r->t);
+		maps_backoff(p, addrspace_is_exec(&p->as, pc));
+	}
 	memread_init(&m, p->exited ? 0 : p->pid, xp_regs_get(&r->regs, s->arch->dwarf_sp), r->copy,
 		     r->len);
 	if (r->sys_nr >= 0) {
@@ -279,8 +301,23 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 		s->flags[0] = XP_FRAME_SYSCALL;
 		top = 1;
 	}
+	unmapped = unwinder_stats(s->unw)->unmapped;
 	nr = top + unwind_stack(s->unw, s->arch, &r->regs, &m, &p->as, s->pcs + top,
 				s->flags + top, s->o->max_depth + 1);
+	/*
+	 * A return address in no mapping: libraries mapped since the maps were
+	 * read (ld.so maps them after the exec event).  Read them again and
+	 * walk the same copy once more.
+	 */
+	if (unwinder_stats(s->unw)->unmapped != unmapped && maps_due(s, p)) {
+		load_maps(s, p, r->t);
+		memread_init(&m, p->pid, xp_regs_get(&r->regs, s->arch->dwarf_sp), r->copy,
+			     r->len);
+		unmapped = unwinder_stats(s->unw)->unmapped;
+		nr = top + unwind_stack(s->unw, s->arch, &r->regs, &m, &p->as, s->pcs + top,
+					s->flags + top, s->o->max_depth + 1);
+		maps_backoff(p, unwinder_stats(s->unw)->unmapped == unmapped);
+	}
 	id = stacktab_intern(&s->stacks, s->pcs, s->flags, nr, &is_new);
 	th = tracer_find(s->tr, r->tid);
 	if (th && th->proc == p) {

@@ -58,6 +58,7 @@ struct xp_process {
 	bool reported;          /* the sampler wrote its process record */
 	unsigned nr_threads;
 	uint64_t maps_loaded_at; /* when /proc/PID/maps was last read (ns since start) */
+	uint64_t maps_backoff;   /* wait at least this long before reading it again (ns) */
 	char comm[17];
 	struct addrspace as;
 };

@@ -415,6 +415,8 @@ static bool uw_is_code(struct uw_walk *w, uint64_t pc)
 	if (!w->as)
 		return true;
 	m = uw_find(w, pc);
+	if (!m)
+		w->u->stats.unmapped++;
 	return m && (m->prot & XP_PROT_EXEC);
 }
 

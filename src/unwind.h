@@ -45,6 +45,8 @@ struct unwind_stats {
 	uint64_t stacks, frames, frames_fp, frames_cfi, truncated, bad_frames;
 	/* CFI rows served from the unwinder's cache, and built (libdw, prologue analysis) */
 	uint64_t rows_cached, rows_built;
+	/* Addresses (pc, return address) found in no mapping at all: the maps may be stale. */
+	uint64_t unmapped;
 };
 
 struct unwinder;
