@@ -115,7 +115,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (i >= argc) {
-		print_main_help(stderr);
+		xp_error("no command given");
+		fputs("usage: xprof [-v | -q] [--version] <command> [<args>]\n"
+		      "see 'xprof --help'\n",
+		      stderr);
 		return 2;
 	}
 	c = find_command(argv[i]);
