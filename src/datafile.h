@@ -39,6 +39,7 @@ enum df_rec_type {
 	DF_REC_STAT = 7,    /* a named counter of the recorder (summary) */
 	DF_REC_JITSYM = 8,  /* a JIT symbol copied from a perf map or jitdump */
 	DF_REC_META = 9,    /* a key/value string: command line, hostname, ... */
+	DF_REC_SAMPLES = 10, /* samples of one thread, varint-delta encoded */
 };
 
 enum df_process_flags {
@@ -73,6 +74,12 @@ int df_write_stack(struct df_writer *w, uint64_t id, const uint64_t *pcs, const 
 		   uint32_t nr);
 int df_write_sample(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
 		    uint64_t weight);
+/*
+ * Exactly one SAMPLE record (df_write_sample batches the samples of a
+ * thread into SAMPLES records; a tid 0 sample goes here).  For tests.
+ */
+int df_write_sample_record(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid,
+			   uint64_t stack_id, uint64_t weight);
 /*
  * @status: wait status as from waitpid (exit code or signal).  @tid is the
  * thread that ended; 0 when the record is about the whole process.

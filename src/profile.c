@@ -296,6 +296,49 @@ static int parse_sample(struct rd *r, struct cur *c)
 	return 0;
 }
 
+/* An unsigned LEB128 value of at most 64 bits. */
+static uint64_t get_varint(struct cur *c)
+{
+	uint64_t v = 0;
+	unsigned int shift;
+	const uint8_t *b;
+
+	for (shift = 0; shift < 64; shift += 7) {
+		if (!cur_take(c, 1, &b))
+			return 0;
+		if (shift == 63 && *b > 1)
+			break; /* more than 64 bits */
+		v |= (uint64_t)(*b & 0x7f) << shift;
+		if (!(*b & 0x80))
+			return v;
+	}
+	c->bad = true;
+	return 0;
+}
+
+static int parse_samples(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_sample s = {0};
+	uint64_t t, dt;
+
+	s.pid = get_pid(c);
+	s.tid = get_pid(c);
+	t = get_u64(c);
+	while (!c->bad && c->p < c->end) {
+		dt = get_varint(c);
+		s.stack_id = get_varint(c);
+		s.weight = get_varint(c);
+		if (c->bad || t + dt < t)
+			return -1;
+		t += dt;
+		s.t = t;
+		GROW(p, samples);
+		p->samples[p->nr_samples++] = s;
+	}
+	return c->bad ? -1 : 0;
+}
+
 static int parse_exit(struct rd *r, struct cur *c)
 {
 	struct profile *p = r->p;
@@ -376,6 +419,7 @@ static const struct {
 	[DF_REC_STAT]    = {"STAT", parse_stat},
 	[DF_REC_JITSYM]  = {"JITSYM", parse_jitsym},
 	[DF_REC_META]    = {"META", parse_meta},
+	[DF_REC_SAMPLES] = {"SAMPLES", parse_samples},
 };
 /* clang-format on */
 

@@ -182,7 +182,7 @@ static int test_writer_bytes(void)
 	T_EQ_U64(df_write_stack(w, 7, pcs, flags, 2), 0);
 	/* The same stack again is not stored twice. */
 	T_EQ_U64(df_write_stack(w, 7, pcs, flags, 2), 0);
-	T_EQ_U64(df_write_sample(w, 5, 100, 101, 7, 1), 0);
+	T_EQ_U64(df_write_sample_record(w, 5, 100, 101, 7, 1), 0);
 	T_EQ_U64(df_write_meta(w, "k", "vv"), 0);
 	/* Nothing reaches the file before a flush. */
 	T_EQ_U64(slurp(path, buf, sizeof(buf)), DF_HEADER_LEN);
@@ -219,7 +219,7 @@ static int test_writer_stack_id_reuse(void)
 	T_EQ_U64(r[2], (uint64_t)-1);
 	T_ASSERT(strstr(err, "stack id 9 reused for another stack"));
 	/* An id conflict is the caller's bug, not a write error: the writer goes on. */
-	T_EQ_U64(df_write_sample(w, 1, 1, 1, 9, 1), 0);
+	T_EQ_U64(df_write_sample_record(w, 1, 1, 1, 9, 1), 0);
 	T_EQ_U64(df_writer_close(w), 0);
 	unlink(path);
 	return T_OK;
@@ -276,9 +276,9 @@ static int test_writer_write_error_latches(void)
 	T_ASSERT(!setrlimit(RLIMIT_FSIZE, &lim));
 	cap_begin();
 	for (i = 0; i < 10; i++)
-		ok &= df_write_sample(w, (uint64_t)i, 1, 1, 0, 1) == 0;
+		ok &= df_write_sample_record(w, (uint64_t)i, 1, 1, 0, 1) == 0;
 	ok &= df_writer_flush(w) == -1;
-	ok &= df_write_sample(w, 11, 1, 1, 0, 1) == -1;
+	ok &= df_write_sample_record(w, 11, 1, 1, 0, 1) == -1;
 	ok &= df_write_stack(w, 1, NULL, NULL, 0) == -1;
 	ok &= df_writer_flush(w) == -1;
 	ok &= df_writer_close(w) == -1;

@@ -68,10 +68,10 @@ static uint8_t *make_file(uint16_t e_machine, size_t *len)
 	df_write_mapping(w, 0, 100, 0x7f0000000000ull, 0x7f0000100000ull, 0, 5, "[vdso]", NULL, 0);
 	df_write_stack(w, 42, pcs, flags, 3);
 	df_write_stack(w, 43, NULL, NULL, 0);
-	df_write_sample(w, 1000, 100, 100, 42, 1);
-	df_write_sample(w, 2000, 100, 101, 42, 3);
-	df_write_sample(w, 3000, 100, 101, 43, 1);
-	df_write_sample(w, 3500, 100, 101, 99, 1); /* no such stack */
+	df_write_sample_record(w, 1000, 100, 100, 42, 1);
+	df_write_sample_record(w, 2000, 100, 101, 42, 3);
+	df_write_sample_record(w, 3000, 100, 101, 43, 1);
+	df_write_sample_record(w, 3500, 100, 101, 99, 1); /* no such stack */
 	df_write_jitsym(w, 100, 0x7f0000200000ull, 0x40, "jitted::fn");
 	df_write_exit(w, 4000, 100, 101, 0);
 	df_write_exit(w, 5000, 100, 0, 9);
@@ -224,6 +224,62 @@ static int test_round_trip_file(void)
 	ret = check_full(&p, 62);
 	profile_release(&p);
 	return ret;
+}
+
+/*
+ * Batched samples (SAMPLES records, varint deltas) read back exactly, per
+ * thread in time order, and cost at most 16 bytes each when steady.
+ */
+static int test_sample_batches(void)
+{
+	const char *path = tmp_file();
+	struct df_writer *w;
+	struct profile p;
+	uint64_t i, bytes, n = 3000;
+	size_t j, got[3] = {0};
+	int ret;
+
+	T_ASSERT(path);
+	w = df_writer_open(path, 62, 0);
+	T_ASSERT(w);
+	for (i = 1; i <= 200; i++) {
+		uint64_t pc = 0x1000 + i;
+		uint8_t fl = 1;
+
+		T_EQ_U64(df_write_stack(w, i, &pc, &fl, 1), 0);
+	}
+	for (i = 0; i < n; i++) {
+		/* Three threads, interleaved; one id needs a two-byte varint. */
+		T_EQ_U64(df_write_sample(w, 1000000 * i, 10, (pid_t)(10 + i % 3), 1 + i % 200,
+					 1000000 + i),
+			 0);
+		if (i == n / 2)
+			T_EQ_U64(df_writer_flush(w), 0); /* a batch split across records */
+	}
+	T_EQ_U64(df_writer_flush(w), 0);
+	bytes = df_writer_bytes(w);
+	T_EQ_U64(df_writer_close(w), 0);
+	printf("# %llu samples in %llu bytes: %.2f bytes/sample\n", (unsigned long long)n,
+	       (unsigned long long)bytes, (double)bytes / (double)n);
+	T_ASSERT(bytes <= 16 * n + 200 * 40);
+	profile_init(&p);
+	ret = profile_load(&p, path);
+	unlink(path);
+	T_EQ_U64(ret, 0);
+	T_EQ_U64(p.nr_samples, n);
+	for (j = 0; j < p.nr_samples; j++) {
+		const struct profile_sample *sm = &p.samples[j];
+		uint64_t k = sm->t / 1000000;
+
+		T_EQ_U64(sm->pid, 10);
+		T_EQ_U64(sm->tid, 10 + k % 3);
+		T_EQ_U64(sm->stack_id, 1 + k % 200);
+		T_EQ_U64(sm->weight, 1000000 + k);
+		got[k % 3]++;
+	}
+	T_EQ_U64(got[0] + got[1] + got[2], n);
+	profile_release(&p);
+	return T_OK;
 }
 
 /* Files recorded on aarch64 (183) or riscv64 (243) read the same on any host. */
@@ -596,7 +652,7 @@ static int test_find_mapping(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_round_trip), T_CASE(test_round_trip_file), T_CASE(test_foreign_machine),
+T_MAIN(T_CASE(test_round_trip), T_CASE(test_sample_batches), T_CASE(test_round_trip_file), T_CASE(test_foreign_machine),
        T_CASE(test_truncated_everywhere), T_CASE(test_not_xprof), T_CASE(test_wrong_version),
        T_CASE(test_forward_compatible), T_CASE(test_corrupt_middle_and_tail),
        T_CASE(test_duplicate_stack_id), T_CASE(test_find_mapping))
