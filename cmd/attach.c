@@ -194,6 +194,7 @@ int cmd_attach(int argc, char **argv)
 		.mode = (enum sampler_mode)opts.rec.mode,
 		.kind = SAMPLER_ATTACH,
 		.stack_bytes = SAMPLER_STACK_BYTES,
+		.adaptive_copy = true,
 		.spin_ns = SAMPLER_SPIN_NS,
 		.status_line = isatty(STDERR_FILENO),
 	};

@@ -164,6 +164,7 @@ int cmd_record(int argc, char **argv)
 		.mode = (enum sampler_mode)opts.mode,
 		.kind = SAMPLER_RECORD,
 		.stack_bytes = SAMPLER_STACK_BYTES,
+		.adaptive_copy = true,
 		.spin_ns = SAMPLER_SPIN_NS,
 		.status_line = isatty(STDERR_FILENO),
 	};

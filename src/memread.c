@@ -32,6 +32,7 @@ void memread_init(struct memread *m, pid_t pid, uint64_t copy_addr, const void *
 	}
 	m->next_victim = 0;
 	m->live_reads = 0;
+	m->hi = 0;
 }
 
 /* The cache slot holding the page at @page_addr, filled on a miss; NULL if no live reads. */
@@ -66,6 +67,8 @@ int memread_read(struct memread *m, uint64_t addr, void *buf, size_t len)
 
 	if (addr + len < addr)
 		return -EFAULT;
+	if (addr + len > m->hi)
+		m->hi = addr + len;
 	while (len) {
 		uint64_t page_addr, off;
 		size_t n;
@@ -108,6 +111,8 @@ int memread_word_slow(struct memread *m, uint64_t addr, unsigned bytes, uint64_t
 	if (bytes != 4 && bytes != 8)
 		return -EINVAL;
 	if (addr >= m->copy_addr && off < m->copy_len && m->copy_len - off >= bytes) {
+		if (addr + bytes > m->hi)
+			m->hi = addr + bytes;
 		memcpy(b, m->copy + off, bytes);
 	} else {
 		ret = memread_read(m, addr, b, bytes);

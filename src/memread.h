@@ -31,6 +31,7 @@ struct memread {
 	} page[MEMREAD_PAGES];
 	unsigned next_victim;
 	uint64_t live_reads; /* process_vm_readv calls made (statistics) */
+	uint64_t hi;	     /* end of the highest range read so far (sizes the next copy) */
 };
 
 void memread_init(struct memread *m, pid_t pid, uint64_t copy_addr, const void *copy,
@@ -52,6 +53,8 @@ static inline int memread_word(struct memread *m, uint64_t addr, unsigned bytes,
 	uint64_t off = addr - m->copy_addr, v;
 
 	if (bytes == 8 && addr >= m->copy_addr && off < m->copy_len && m->copy_len - off >= 8) {
+		if (addr + 8 > m->hi)
+			m->hi = addr + 8;
 		memcpy(&v, m->copy + off, 8);
 		*out = le64toh(v);
 		return 0;

@@ -234,9 +234,9 @@ static void take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight
 	}
 	sp = xp_regs_get(&r->regs, s->arch->dwarf_sp);
 	local.iov_base = r->copy;
-	local.iov_len = s->o->stack_bytes;
+	local.iov_len = th->copy_bytes ? th->copy_bytes : s->o->stack_bytes;
 	remote.iov_base = (void *)(uintptr_t)sp;
-	remote.iov_len = s->o->stack_bytes;
+	remote.iov_len = local.iov_len;
 	/* Short near the top of the stack: it stops at the first unreadable page. */
 	n = process_vm_readv(th->proc->pid, &local, 1, &remote, 1, 0);
 	r->len = n > 0 ? (size_t)n : 0;
@@ -255,6 +255,32 @@ static void take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight
 	r->sys_pc = (int64_t)th->last_sys_pc;
 	s->st->stack_bytes_copied += r->len;
 	s->nq++;
+}
+
+/*
+ * Size the next stack copy of @th from what this walk read: the copy is the
+ * one part of the stop that grows with its size (~3 us for 16 KiB, PTRACE-
+ * NOTES), and most stacks need a fraction of it.  Grow at once (half again
+ * what was read), shrink slowly; never beyond the allocated window.
+ */
+static void size_next_copy(struct sampler *s, struct xp_thread *th, const struct memread *m,
+			   uint64_t sp)
+{
+	uint64_t used = m->hi > sp ? m->hi - sp : 0, want, cur;
+
+	if (!s->o->adaptive_copy)
+		return;
+	cur = th->copy_bytes ? th->copy_bytes : s->o->stack_bytes;
+	want = (used + used / 2 + 1023) & ~1023ull;
+	if (want < 2048)
+		want = 2048;
+	if (m->live_reads || want > cur)
+		cur = want > cur ? want : cur + cur / 2;
+	else
+		cur -= (cur - want) / 8;
+	if (cur > s->o->stack_bytes)
+		cur = s->o->stack_bytes;
+	th->copy_bytes = (uint32_t)((cur + 511) & ~511ull);
 }
 
 /*
@@ -320,6 +346,8 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	}
 	id = stacktab_intern(&s->stacks, s->pcs, s->flags, nr, &is_new);
 	th = tracer_find(s->tr, r->tid);
+	if (th && th->proc == p)
+		size_next_copy(s, th, &m, xp_regs_get(&r->regs, s->arch->dwarf_sp));
 	if (th && th->proc == p) {
 		th->last_stack_id = r->sys_nr >= 0 ? id : 0;
 		th->last_sys_nr = r->sys_nr;

@@ -40,12 +40,13 @@ struct sampler_opts {
 	uint64_t duration_ns;   /* 0: no limit */
 	enum sampler_mode mode;
 	enum sampler_kind kind;
-	size_t stack_bytes;     /* bytes copied from SP per sample */
+	size_t stack_bytes;     /* most bytes copied from SP per sample */
+	bool adaptive_copy;     /* copy only what recent walks of the thread needed */
 	bool status_line;       /* live status on stderr (a terminal) */
 	uint64_t spin_ns;       /* poll for stops this long before sleeping; 0: never spin */
 };
 
-#define SAMPLER_STACK_BYTES (16 * 1024)
+#define SAMPLER_STACK_BYTES (64 * 1024)
 #define SAMPLER_SPIN_NS     100000
 /* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
 #define SAMPLER_STOP_FINE   1000
