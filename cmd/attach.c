@@ -11,7 +11,6 @@
 #include "opt.h"
 #include "sampler.h"
 #include "tracer.h"
-#include "arch/arch.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -22,57 +21,44 @@
 #include <unistd.h>
 
 static const char *const attach_usage[] = {
-	"xprof attach -p <pid>[,<pid>...] [<options>]",
-	NULL,
+    "xprof attach -p <pid>[,<pid>...] [<options>]",
+    NULL,
 };
 
 static const struct xp_cmd_help attach_help = {
-	.name = "attach",
-	.usage = attach_usage,
-	.description = "Profile running processes for a while, then detach and leave them running.",
-	.examples = "    xprof attach -p 4242 -d 30s          # 30 s of pid 4242, all threads\n"
-		    "    xprof attach -p 4242,4243            # until Ctrl-C or both exit\n"
-		    "    xprof attach -p 4242 --mode wall     # blocked threads too\n"
-		    "    xprof report --flat                  # then look at the profile\n",
+    .name = "attach",
+    .usage = attach_usage,
+    .description = "Profile running processes for a while, then detach and leave them running.",
+    .examples = "    xprof attach -p 4242 -d 30s          # 30 s of pid 4242, all threads\n"
+		"    xprof attach -p 4242,4243            # until Ctrl-C or both exit\n"
+		"    xprof attach -p 4242 --mode wall     # blocked threads too\n"
+		"    xprof report --flat                  # then look at the profile\n",
 };
 
 int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 {
-	const struct xp_option o[] = {
-		{'p', "pid", XP_OPT_STRING, &opts->pids, "<pid>[,<pid>...]",
-		 "processes to profile (every thread of each)", 0, 0, 0, NULL},
-		{'d', "duration", XP_OPT_DURATION, &opts->rec.duration_ns, "<time>",
-		 "stop after this long (500ms, 30s, 2m, 1h; default: until Ctrl-C)", 0, 0, 0,
-		 NULL},
-		{'F', "freq", XP_OPT_UINT, &opts->rec.freq_hz, "<hz>",
-		 "samples per second per thread (default 999)", 1, XP_MAX_FREQ, 0, NULL},
-		{'o', "output", XP_OPT_STRING, &opts->rec.output, "<file>",
-		 "write the data here (default xprof.data)", 0, 0, 0, NULL},
-		{'g', "call-graph", XP_OPT_CHOICE, &opts->rec.call_graph, "<auto|fp|dwarf>",
-		 "how to walk stacks (default auto: frame pointers, CFI where missing)", 0, 0, 0,
-		 common_call_graph_choices},
-		{0, "max-depth", XP_OPT_UINT, &opts->rec.max_depth, "<n>",
-		 "deepest stack kept, in frames (default 1024)", 1, 65536, 0, NULL},
-		{0, "mode", XP_OPT_CHOICE, &opts->rec.mode, "<cpu|wall>",
-		 "cpu: threads on CPU, weighted by CPU time (default); wall: every thread", 0, 0,
-		 0, common_mode_choices},
-		{0, "no-follow", XP_OPT_FLAG, &opts->rec.no_follow, NULL,
-		 "do not follow processes they fork", 0, 0, 0, NULL},
-		{'q', "quiet", XP_OPT_SET_INT, &opts->rec.quiet, NULL, "no status line or summary",
-		 0, 0, 1, NULL},
-		{0},
+	struct xp_option o[16] = {
+	    {'p', "pid", XP_OPT_STRING, &opts->pids, "<pid>[,<pid>...]",
+	     "processes to profile (every thread of each)", 0, 0, 0, NULL},
 	};
 	const char *p;
+	size_t n;
 	int first;
 
+	n = 1 + common_record_options(o + 1, &opts->rec,
+				      "stop after this long (500ms, 30s, 2m, 1h; default: until "
+				      "Ctrl-C or the targets exit)");
+	o[n] = (struct xp_option){0};
 	first = xp_parse_options(argc, argv, o, &attach_help, 0);
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;
 	if (first < 0)
 		return 2;
 	if (first < argc)
-		return xp_usage_error(&attach_help, "unexpected argument '%s' (use 'xprof record' to "
-				      "run a command)", argv[first]);
+		return xp_usage_error(&attach_help,
+				      "unexpected argument '%s' (use 'xprof record' to "
+				      "run a command)",
+				      argv[first]);
 	if (!opts->pids)
 		return xp_usage_error(&attach_help, "no process given: use -p <pid>");
 	opts->npids = 0;
@@ -82,13 +68,17 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 		uint64_t v;
 
 		if (len == 0 || len >= sizeof(num) || opts->npids >= XP_MAX_PIDS)
-			return xp_usage_error(&attach_help, "invalid value '%s' for -p, --pid "
-					      "(expected a list of process ids)", opts->pids);
+			return xp_usage_error(&attach_help,
+					      "invalid value '%s' for -p, --pid "
+					      "(expected a list of process ids)",
+					      opts->pids);
 		memcpy(num, p, len);
 		num[len] = 0;
 		if (xp_parse_u64(num, 1, 0x3fffffff, &v))
-			return xp_usage_error(&attach_help, "invalid value '%s' for -p, --pid "
-					      "(expected a process id)", num);
+			return xp_usage_error(&attach_help,
+					      "invalid value '%s' for -p, --pid "
+					      "(expected a process id)",
+					      num);
 		opts->pid[opts->npids++] = (pid_t)v;
 		p += len;
 		if (*p == ',')
@@ -136,9 +126,7 @@ int cmd_attach(int argc, char **argv)
 	struct sampler_stats st;
 	struct df_writer *w;
 	struct tracer t;
-	struct timespec now;
 	char what[64];
-	sigset_t set;
 	uint64_t bytes;
 	int ret, e;
 	unsigned i;
@@ -154,21 +142,10 @@ int cmd_attach(int argc, char **argv)
 		if (check_target(opts.pid[i]))
 			return 1;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	w = df_writer_open(opts.rec.output, xp_arch_host()->e_machine,
-			   (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+	w = common_open_output(opts.rec.output, argc, argv);
 	if (!w)
 		return 1;
-	if (common_write_meta(w, argc, argv)) {
-		df_writer_close(w);
-		return 1;
-	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	common_block_signals();
 
 	tracer_init(&t, opts.rec.no_follow ? 0 : TRACER_FOLLOW);
 	for (i = 0; i < opts.npids; i++) {
@@ -186,18 +163,7 @@ int cmd_attach(int argc, char **argv)
 			return 1;
 		}
 	}
-	so = (struct sampler_opts){
-		.freq_hz = opts.rec.freq_hz,
-		.unwind = (enum unwind_mode)opts.rec.call_graph,
-		.max_depth = (unsigned int)opts.rec.max_depth,
-		.duration_ns = opts.rec.duration_ns,
-		.mode = (enum sampler_mode)opts.rec.mode,
-		.kind = SAMPLER_ATTACH,
-		.stack_bytes = SAMPLER_STACK_BYTES,
-		.adaptive_copy = true,
-		.spin_ns = SAMPLER_SPIN_NS,
-		.status_line = isatty(STDERR_FILENO),
-	};
+	common_sampler_opts(&opts.rec, SAMPLER_ATTACH, &so);
 	ret = sampler_run(&t, w, &so, &st);
 	bytes = df_writer_bytes(w);
 	if (df_writer_close(w))

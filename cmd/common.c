@@ -10,8 +10,13 @@
 #include "sampler.h"
 #include "tracer.h"
 #include "version.h"
+#include "opt.h"
+#include "cmd.h"
+#include "arch/arch.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +25,15 @@
 const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", NULL};
 const char *const common_mode_choices[] = {"cpu", "wall", NULL};
 
-int common_write_meta(struct df_writer *w, int argc, char **argv)
+static int write_meta(struct df_writer *w, int argc, char **argv)
 {
 	char host[256] = "", cmdline[4096] = "";
 	size_t len = 0;
 	int i;
 
 	for (i = 0; i < argc && len + 2 < sizeof(cmdline); i++) {
-		int n = snprintf(cmdline + len, sizeof(cmdline) - len, "%s%s", i ? " " : "",
-				 argv[i]);
+		int n =
+		    snprintf(cmdline + len, sizeof(cmdline) - len, "%s%s", i ? " " : "", argv[i]);
 
 		if (n < 0)
 			break;
@@ -41,6 +46,76 @@ int common_write_meta(struct df_writer *w, int argc, char **argv)
 	    df_write_meta(w, "xprof_version", XPROF_VERSION))
 		return -1;
 	return 0;
+}
+
+size_t common_record_options(struct xp_option *o, struct record_opts *ro, const char *duration_help)
+{
+	const struct xp_option table[COMMON_RECORD_OPTIONS] = {
+	    {'F', "freq", XP_OPT_UINT, &ro->freq_hz, "<hz>",
+	     "samples per second per thread (default 999)", 1, XP_MAX_FREQ, 0, NULL},
+	    {'o', "output", XP_OPT_STRING, &ro->output, "<file>",
+	     "write the data here (default xprof.data)", 0, 0, 0, NULL},
+	    {'d', "duration", XP_OPT_DURATION, &ro->duration_ns, "<time>", duration_help, 0, 0, 0,
+	     NULL},
+	    {'g', "call-graph", XP_OPT_CHOICE, &ro->call_graph, "<auto|fp|dwarf>",
+	     "how to walk stacks (default auto: frame pointers, CFI where missing)", 0, 0, 0,
+	     common_call_graph_choices},
+	    {0, "max-depth", XP_OPT_UINT, &ro->max_depth, "<n>",
+	     "deepest stack kept, in frames (default 1024)", 1, 65536, 0, NULL},
+	    {0, "mode", XP_OPT_CHOICE, &ro->mode, "<cpu|wall>",
+	     "cpu: threads on CPU, weighted by CPU time (default); wall: every thread", 0, 0, 0,
+	     common_mode_choices},
+	    {0, "no-follow", XP_OPT_FLAG, &ro->no_follow, NULL,
+	     "do not follow forked child processes", 0, 0, 0, NULL},
+	    {'q', "quiet", XP_OPT_SET_INT, &ro->quiet, NULL, "no status line or summary", 0, 0, 1,
+	     NULL},
+	};
+
+	memcpy(o, table, sizeof(table));
+	return COMMON_RECORD_OPTIONS;
+}
+
+struct df_writer *common_open_output(const char *path, int argc, char **argv)
+{
+	struct df_writer *w;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	w = df_writer_open(path, xp_arch_host()->e_machine,
+			   (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+	if (w && write_meta(w, argc, argv)) {
+		df_writer_close(w);
+		return NULL;
+	}
+	return w;
+}
+
+void common_block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_opts *so)
+{
+	*so = (struct sampler_opts){
+	    .freq_hz = ro->freq_hz,
+	    .unwind = (enum unwind_mode)ro->call_graph,
+	    .max_depth = (unsigned int)ro->max_depth,
+	    .duration_ns = ro->duration_ns,
+	    .mode = (enum sampler_mode)ro->mode,
+	    .kind = (enum sampler_kind)kind,
+	    .stack_bytes = SAMPLER_STACK_BYTES,
+	    .adaptive_copy = true,
+	    .spin_ns = SAMPLER_SPIN_NS,
+	    .status_line = isatty(STDERR_FILENO) && !ro->quiet,
+	};
 }
 
 static const char *human_bytes(uint64_t b, char *buf, size_t len)

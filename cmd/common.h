@@ -7,6 +7,7 @@
 #ifndef XPROF_CMD_COMMON_H
 #define XPROF_CMD_COMMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -16,10 +17,35 @@ struct tracer;
 struct df_writer;
 
 extern const char *const common_call_graph_choices[]; /* indexed by enum unwind_mode */
-extern const char *const common_mode_choices[];       /* indexed by enum sampler_mode */
+extern const char *const common_mode_choices[];	      /* indexed by enum sampler_mode */
 
-/* Write the meta records that describe this run (command line, host, version). */
-int common_write_meta(struct df_writer *w, int argc, char **argv);
+struct record_opts;
+struct xp_option;
+
+/*
+ * Fill @o with the options record and attach share (-F, -o, -d, -g,
+ * --max-depth, --mode, --no-follow, -q), bound to @ro; @duration_help says
+ * what -d means for the command.  Returns how many entries were written (at
+ * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
+ */
+#define COMMON_RECORD_OPTIONS 8
+size_t common_record_options(struct xp_option *o, struct record_opts *ro,
+			     const char *duration_help);
+
+/*
+ * Create the data file of a recording with its meta records (command line,
+ * host, version).  NULL after a printed error.
+ */
+struct df_writer *common_open_output(const char *path, int argc, char **argv);
+
+/*
+ * Block the signals the sampler takes through a signalfd, before any child
+ * is started so that none is lost (a launched command unblocks them).
+ */
+void common_block_signals(void);
+
+/* The sampler settings from the shared record/attach options. */
+void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_opts *so);
 
 /* The one-paragraph summary on stderr (unless -q). */
 void common_print_summary(const struct sampler_opts *o, const struct sampler_stats *st,

@@ -11,7 +11,6 @@
 #include "opt.h"
 #include "sampler.h"
 #include "tracer.h"
-#include "arch/arch.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -22,55 +21,31 @@
 #include <unistd.h>
 
 static const char *const record_usage[] = {
-	"xprof record [<options>] [--] <command> [<args>...]",
-	NULL,
+    "xprof record [<options>] [--] <command> [<args>...]",
+    NULL,
 };
 
 static const struct xp_cmd_help record_help = {
-	.name = "record",
-	.usage = record_usage,
-	.description = "Run a command and sample its call stacks until it exits.",
-	.examples = "    xprof record -- ./app --input big.txt    # profile until ./app exits\n"
-		    "    xprof record -F 4999 -o app.data -- ./app # higher rate, other file\n"
-		    "    xprof record -d 10s -- ./server           # sample the first 10 s only\n"
-		    "    xprof record -g dwarf -- ./app            # CFI for every frame\n"
-		    "    xprof report --folded > app.folded        # then look at the profile\n",
+    .name = "record",
+    .usage = record_usage,
+    .description = "Run a command and sample its call stacks until it exits.",
+    .examples = "    xprof record -- ./app --input big.txt    # profile until ./app exits\n"
+		"    xprof record -F 4999 -o app.data -- ./app # higher rate, other file\n"
+		"    xprof record -d 10s -- ./server           # sample the first 10 s only\n"
+		"    xprof record -g dwarf -- ./app            # CFI for every frame\n"
+		"    xprof report --folded > app.folded        # then look at the profile\n",
 };
-
-static void fill_options(struct xp_option *o, struct record_opts *opts)
-{
-	const struct xp_option table[] = {
-		{'F', "freq", XP_OPT_UINT, &opts->freq_hz, "<hz>",
-		 "samples per second per thread (default 999)", 1, XP_MAX_FREQ, 0, NULL},
-		{'o', "output", XP_OPT_STRING, &opts->output, "<file>",
-		 "write the data here (default xprof.data)", 0, 0, 0, NULL},
-		{'d', "duration", XP_OPT_DURATION, &opts->duration_ns, "<time>",
-		 "stop sampling after this long (500ms, 30s, 2m, 1h); the command runs on", 0, 0,
-		 0, NULL},
-		{'g', "call-graph", XP_OPT_CHOICE, &opts->call_graph, "<auto|fp|dwarf>",
-		 "how to walk stacks (default auto: frame pointers, CFI where missing)", 0, 0, 0,
-		 common_call_graph_choices},
-		{0, "max-depth", XP_OPT_UINT, &opts->max_depth, "<n>",
-		 "deepest stack kept, in frames (default 1024)", 1, 65536, 0, NULL},
-		{0, "mode", XP_OPT_CHOICE, &opts->mode, "<cpu|wall>",
-		 "cpu: threads on CPU, weighted by CPU time (default); wall: every thread", 0, 0,
-		 0, common_mode_choices},
-		{0, "no-follow", XP_OPT_FLAG, &opts->no_follow, NULL,
-		 "do not follow forked child processes", 0, 0, 0, NULL},
-		{'q', "quiet", XP_OPT_SET_INT, &opts->quiet, NULL, "no status line or summary", 0, 0,
-		 1, NULL},
-		{0},
-	};
-
-	memcpy(o, table, sizeof(table));
-}
 
 int record_parse_args(int argc, char **argv, struct record_opts *opts)
 {
 	struct xp_option o[16];
+	size_t n;
 	int first;
 
-	fill_options(o, opts);
+	n = common_record_options(o, opts,
+				  "stop sampling after this long (500ms, 30s, 2m, 1h); "
+				  "the command runs on");
+	o[n] = (struct xp_option){0};
 	first = xp_parse_options(argc, argv, o, &record_help, XP_PARSE_STOP_AT_NON_OPTION);
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;
@@ -111,15 +86,12 @@ static int exit_status_of(int status)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts opts = {.freq_hz = XP_DEFAULT_FREQ,
-				   .output = "xprof.data",
-				   .max_depth = XP_DEFAULT_MAX_DEPTH};
+	struct record_opts opts = {
+	    .freq_hz = XP_DEFAULT_FREQ, .output = "xprof.data", .max_depth = XP_DEFAULT_MAX_DEPTH};
 	struct sampler_opts so;
 	struct sampler_stats st;
 	struct df_writer *w;
 	struct tracer t;
-	struct timespec now;
-	sigset_t set;
 	uint64_t bytes;
 	int ret, e, code;
 
@@ -131,22 +103,10 @@ int cmd_record(int argc, char **argv)
 	if (opts.quiet)
 		xp_quiet = 1;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	w = df_writer_open(opts.output, xp_arch_host()->e_machine,
-			   (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+	w = common_open_output(opts.output, opts.argc, opts.argv);
 	if (!w)
 		return 1;
-	if (common_write_meta(w, opts.argc, opts.argv)) {
-		df_writer_close(w);
-		return 1;
-	}
-	/* Blocked before the fork so no event is lost; the child unblocks them. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	common_block_signals();
 
 	tracer_init(&t, opts.no_follow ? 0 : TRACER_FOLLOW);
 	e = tracer_launch(&t, opts.argv);
@@ -156,18 +116,7 @@ int cmd_record(int argc, char **argv)
 		df_writer_close(w);
 		return 1;
 	}
-	so = (struct sampler_opts){
-		.freq_hz = opts.freq_hz,
-		.unwind = (enum unwind_mode)opts.call_graph,
-		.max_depth = (unsigned int)opts.max_depth,
-		.duration_ns = opts.duration_ns,
-		.mode = (enum sampler_mode)opts.mode,
-		.kind = SAMPLER_RECORD,
-		.stack_bytes = SAMPLER_STACK_BYTES,
-		.adaptive_copy = true,
-		.spin_ns = SAMPLER_SPIN_NS,
-		.status_line = isatty(STDERR_FILENO),
-	};
+	common_sampler_opts(&opts, SAMPLER_RECORD, &so);
 	ret = sampler_run(&t, w, &so, &st);
 	if (wait_root(&t))
 		xp_warn("lost track of the command: %s", strerror(errno));

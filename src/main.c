@@ -19,10 +19,10 @@ struct cmd_struct {
 };
 
 static const struct cmd_struct commands[] = {
-	{"attach", cmd_attach, "profile running processes for a while, then detach"},
-	{"help", cmd_help, "show help for xprof or one of its commands"},
-	{"record", cmd_record, "run a command and profile it until it exits"},
-	{"report", cmd_report, "read a data file and print the profile"},
+    {"attach", cmd_attach, "profile running processes for a while, then detach"},
+    {"help", cmd_help, "show help for xprof or one of its commands"},
+    {"record", cmd_record, "run a command and profile it until it exits"},
+    {"report", cmd_report, "read a data file and print the profile"},
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -63,7 +63,8 @@ int xp_parse_duration_ns(const char *s, uint64_t *out)
 		const char *suffix;
 		double ns;
 	} units[] = {
-		{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
+	    {"", 1e9},	 {"s", 1e9},	{"ms", 1e6},   {"us", 1e3},
+	    {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
 	};
 	const char *rest;
 	double v;
@@ -139,8 +140,7 @@ static bool takes_arg(const struct xp_option *o)
 	       o->type == XP_OPT_CHOICE || o->type == XP_OPT_PERCENT;
 }
 
-void xp_print_help(FILE *f, const struct xp_option *opts, const struct xp_cmd_help *help,
-		   bool full)
+void xp_print_help(FILE *f, const struct xp_option *opts, const struct xp_cmd_help *help, bool full)
 {
 	const struct xp_option *o;
 	char name[128], line[256];
@@ -279,7 +279,8 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 		}
 		if (c == ':') {
 			if (optopt && optopt < 256)
-				return -xp_usage_error(help, "option '-%c' requires a value", optopt);
+				return -xp_usage_error(help, "option '-%c' requires a value",
+						       optopt);
 			return -xp_usage_error(help, "option '%s' requires a value",
 					       argv[optind - 1]);
 		}

@@ -15,14 +15,14 @@
 
 enum xp_opt_type {
 	XP_OPT_END = 0,
-	XP_OPT_FLAG,     /* bool *value = true */
-	XP_OPT_SET_INT,  /* int *value = .intval */
-	XP_OPT_COUNT,    /* int *value += 1 */
-	XP_OPT_STRING,   /* const char **value = optarg */
-	XP_OPT_UINT,     /* uint64_t *value, checked against [min, max] */
+	XP_OPT_FLAG,	 /* bool *value = true */
+	XP_OPT_SET_INT,	 /* int *value = .intval */
+	XP_OPT_COUNT,	 /* int *value += 1 */
+	XP_OPT_STRING,	 /* const char **value = optarg */
+	XP_OPT_UINT,	 /* uint64_t *value, checked against [min, max] */
 	XP_OPT_DURATION, /* uint64_t *value in ns: "500ms", "30s", "2m", "1h", "2.5" (seconds) */
-	XP_OPT_CHOICE,   /* int *value = index of optarg in .choices */
-	XP_OPT_PERCENT,  /* double *value in [0, 100] */
+	XP_OPT_CHOICE,	 /* int *value = index of optarg in .choices */
+	XP_OPT_PERCENT,	 /* double *value in [0, 100] */
 };
 
 struct xp_option {
@@ -32,16 +32,16 @@ struct xp_option {
 	void *value;
 	const char *argh; /* argument name in help, e.g. "<hz>" */
 	const char *help;
-	uint64_t min, max;           /* XP_OPT_UINT */
-	int intval;                  /* XP_OPT_SET_INT */
-	const char *const *choices;  /* XP_OPT_CHOICE, NULL-terminated */
+	uint64_t min, max;	    /* XP_OPT_UINT */
+	int intval;		    /* XP_OPT_SET_INT */
+	const char *const *choices; /* XP_OPT_CHOICE, NULL-terminated */
 };
 
 struct xp_cmd_help {
-	const char *name;            /* "record" */
-	const char *const *usage;    /* synopsis lines, NULL-terminated */
-	const char *description;     /* one line */
-	const char *examples;        /* text block printed under EXAMPLES */
+	const char *name;	  /* "record" */
+	const char *const *usage; /* synopsis lines, NULL-terminated */
+	const char *description;  /* one line */
+	const char *examples;	  /* text block printed under EXAMPLES */
 };
 
 enum xp_parse_flags {
@@ -65,7 +65,7 @@ void xp_print_help(FILE *f, const struct xp_option *opts, const struct xp_cmd_he
 
 /* Print "usage: ..." lines and "see 'xprof help <cmd>'" to stderr; returns 2. */
 int xp_usage_error(const struct xp_cmd_help *help, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Strict parsers: no trailing garbage, no sign, range checked.  0 or -EINVAL/-ERANGE. */
 int xp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);

@@ -114,8 +114,8 @@ uint64_t sampler_stop_percentile(const struct sampler_stats *st, double p)
 		acc += st->stop_hist[i];
 		if (acc > want)
 			return i < SAMPLER_STOP_FINE
-				       ? (uint64_t)i * 1000 + 500
-				       : ((uint64_t)(i - SAMPLER_STOP_FINE) + 10) * 100000 + 50000;
+				   ? (uint64_t)i * 1000 + 500
+				   : ((uint64_t)(i - SAMPLER_STOP_FINE) + 10) * 100000 + 50000;
 	}
 	return st->stop_ns_max;
 }
@@ -328,8 +328,8 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 		top = 1;
 	}
 	unmapped = unwinder_stats(s->unw)->unmapped;
-	nr = top + unwind_stack(s->unw, s->arch, &r->regs, &m, &p->as, s->pcs + top,
-				s->flags + top, s->o->max_depth + 1);
+	nr = top + unwind_stack(s->unw, s->arch, &r->regs, &m, &p->as, s->pcs + top, s->flags + top,
+				s->o->max_depth + 1);
 	/*
 	 * A return address in no mapping: libraries mapped since the maps were
 	 * read (ld.so maps them after the exec event).  Read them again and
@@ -337,8 +337,7 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	 */
 	if (unwinder_stats(s->unw)->unmapped != unmapped && maps_due(s, p)) {
 		load_maps(s, p, r->t);
-		memread_init(&m, p->pid, xp_regs_get(&r->regs, s->arch->dwarf_sp), r->copy,
-			     r->len);
+		memread_init(&m, p->pid, xp_regs_get(&r->regs, s->arch->dwarf_sp), r->copy, r->len);
 		unmapped = unwinder_stats(s->unw)->unmapped;
 		nr = top + unwind_stack(s->unw, s->arch, &r->regs, &m, &p->as, s->pcs + top,
 					s->flags + top, s->o->max_depth + 1);
@@ -477,8 +476,8 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
 		return false;
 	}
 	th->wall_sampled = now;
-	if (check_write(s, df_write_sample(s->w, now, th->proc->pid, th->tid, th->last_stack_id,
-					   w)))
+	if (check_write(s,
+			df_write_sample(s->w, now, th->proc->pid, th->tid, th->last_stack_id, w)))
 		return true;
 	s->st->samples++;
 	s->st->reused++;
@@ -590,10 +589,10 @@ static void status_line(struct sampler *s, bool final)
 	if (!final && now - s->last_status < 250000000ull)
 		return;
 	s->last_status = now;
-	fprintf(stderr, "\rxprof: %.1fs  %llu samples  %lu threads  %lu processes  %llu failed\033[K",
-		(double)now / 1e9, (unsigned long long)s->st->samples,
-		tracer_live_threads(s->tr), (unsigned long)s->tr->nprocs,
-		(unsigned long long)s->st->failed);
+	fprintf(stderr,
+		"\rxprof: %.1fs  %llu samples  %lu threads  %lu processes  %llu failed\033[K",
+		(double)now / 1e9, (unsigned long long)s->st->samples, tracer_live_threads(s->tr),
+		(unsigned long)s->tr->nprocs, (unsigned long long)s->st->failed);
 	if (final)
 		fputs("\r\033[K", stderr);
 }
@@ -646,26 +645,26 @@ static void write_stats(struct sampler *s)
 		const char *name;
 		uint64_t v;
 	} stats[] = {
-		{"freq_hz", s->o->freq_hz},
-		{"mode_wall", s->o->mode == SAMPLER_WALL},
-		{"duration_ns", st->duration_ns},
-		{"ticks", st->ticks},
-		{"late_ticks", st->late_ticks},
-		{"interrupts", st->interrupts},
-		{"samples", st->samples},
-		{"failed", st->failed},
-		{"reused_blocked", st->reused},
-		{"spin_timeouts", st->spin_timeouts},
-		{"vanished", s->tr->vanished},
-		{"threads", s->tr->threads_seen},
-		{"processes", s->tr->procs_seen},
-		{"stop_p50_ns", sampler_stop_percentile(st, 50)},
-		{"stop_p99_ns", sampler_stop_percentile(st, 99)},
-		{"stop_max_ns", st->stop_ns_max},
-		{"stack_bytes_copied", st->stack_bytes_copied},
-		{"frames_fp", us->frames_fp},
-		{"frames_cfi", us->frames_cfi},
-		{"unwind_truncated", us->truncated},
+	    {"freq_hz", s->o->freq_hz},
+	    {"mode_wall", s->o->mode == SAMPLER_WALL},
+	    {"duration_ns", st->duration_ns},
+	    {"ticks", st->ticks},
+	    {"late_ticks", st->late_ticks},
+	    {"interrupts", st->interrupts},
+	    {"samples", st->samples},
+	    {"failed", st->failed},
+	    {"reused_blocked", st->reused},
+	    {"spin_timeouts", st->spin_timeouts},
+	    {"vanished", s->tr->vanished},
+	    {"threads", s->tr->threads_seen},
+	    {"processes", s->tr->procs_seen},
+	    {"stop_p50_ns", sampler_stop_percentile(st, 50)},
+	    {"stop_p99_ns", sampler_stop_percentile(st, 99)},
+	    {"stop_max_ns", st->stop_ns_max},
+	    {"stack_bytes_copied", st->stack_bytes_copied},
+	    {"frames_fp", us->frames_fp},
+	    {"frames_cfi", us->frames_cfi},
+	    {"unwind_truncated", us->truncated},
 	};
 	size_t i;
 

@@ -25,7 +25,7 @@ struct df_writer;
 
 enum sampler_mode {
 	SAMPLER_CPU = 0, /* threads that ran since the last tick, weighted by CPU time */
-	SAMPLER_WALL,    /* every thread, weighted by elapsed time */
+	SAMPLER_WALL,	 /* every thread, weighted by elapsed time */
 };
 
 enum sampler_kind {
@@ -37,20 +37,20 @@ struct sampler_opts {
 	uint64_t freq_hz;
 	enum unwind_mode unwind;
 	unsigned int max_depth;
-	uint64_t duration_ns;   /* 0: no limit */
+	uint64_t duration_ns; /* 0: no limit */
 	enum sampler_mode mode;
 	enum sampler_kind kind;
-	size_t stack_bytes;     /* most bytes copied from SP per sample */
-	bool adaptive_copy;     /* copy only what recent walks of the thread needed */
-	bool status_line;       /* live status on stderr (a terminal) */
-	uint64_t spin_ns;       /* poll for stops this long before sleeping; 0: never spin */
+	size_t stack_bytes; /* most bytes copied from SP per sample */
+	bool adaptive_copy; /* copy only what recent walks of the thread needed */
+	bool status_line;   /* live status on stderr (a terminal) */
+	uint64_t spin_ns;   /* poll for stops this long before sleeping; 0: never spin */
 };
 
 #define SAMPLER_STACK_BYTES (64 * 1024)
-#define SAMPLER_SPIN_NS     100000
+#define SAMPLER_SPIN_NS	    100000
 /* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
-#define SAMPLER_STOP_FINE   1000
-#define SAMPLER_STOP_HIST   (SAMPLER_STOP_FINE + 990)
+#define SAMPLER_STOP_FINE 1000
+#define SAMPLER_STOP_HIST (SAMPLER_STOP_FINE + 990)
 
 enum sampler_end {
 	SAMPLER_END_ROOT_EXITED,
@@ -64,14 +64,14 @@ enum sampler_end {
 struct sampler_stats {
 	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
 	uint64_t spin_timeouts; /* spins that ended without every stop */
-	uint64_t reused;        /* wall mode: samples of still-blocked threads taken without a stop */
+	uint64_t reused; /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns;
 	uint64_t weight_total;
 	uint64_t stacks;
 	uint64_t stop_hist[SAMPLER_STOP_HIST]; /* interrupt -> resume */
 	uint64_t stop_ns_max;
 	uint64_t stack_bytes_copied;
-	int end_signal;        /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
+	int end_signal; /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
 	enum sampler_end end;
 };
 

@@ -55,8 +55,8 @@ static void rehash(struct stacktab *t)
 	t->nslots = n;
 }
 
-uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t *flags,
-			 uint32_t nr, bool *is_new)
+uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t *flags, uint32_t nr,
+			 bool *is_new)
 {
 	uint64_t h = hash_stack(pcs, flags, nr);
 	unsigned long j;
@@ -66,7 +66,8 @@ uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t 
 	for (j = h & (t->nslots - 1); t->slots[j].id; j = (j + 1) & (t->nslots - 1)) {
 		const struct stacktab_entry *e = &t->slots[j];
 
-		if (e->hash == h && e->nr == nr && !memcmp(t->pcs + e->off, pcs, nr * sizeof(*pcs)) &&
+		if (e->hash == h && e->nr == nr &&
+		    !memcmp(t->pcs + e->off, pcs, nr * sizeof(*pcs)) &&
 		    !memcmp(t->flags + e->off, flags, nr)) {
 			*is_new = false;
 			return e->id;
@@ -77,7 +78,7 @@ uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t 
 	memcpy(t->pcs + t->pool_nr, pcs, nr * sizeof(*pcs));
 	memcpy(t->flags + t->pool_nr, flags, nr);
 	t->slots[j] = (struct stacktab_entry){
-		.hash = h, .id = t->used + 1, .nr = nr, .off = (uint32_t)t->pool_nr};
+	    .hash = h, .id = t->used + 1, .nr = nr, .off = (uint32_t)t->pool_nr};
 	t->pool_nr += nr;
 	t->used++;
 	*is_new = true;

@@ -15,14 +15,14 @@ struct stacktab_entry {
 	uint64_t hash;
 	uint64_t id;
 	uint32_t nr;
-	uint32_t off;  /* index of the first pc in the pool */
+	uint32_t off; /* index of the first pc in the pool */
 };
 
 struct stacktab {
 	struct stacktab_entry *slots; /* open addressing; id 0 = empty */
 	unsigned long nslots, used;
-	uint64_t *pcs;                /* pool of every stack's pcs */
-	uint8_t *flags;               /* pool of flags, parallel to pcs */
+	uint64_t *pcs;	/* pool of every stack's pcs */
+	uint8_t *flags; /* pool of flags, parallel to pcs */
 	unsigned long pool_nr, pool_alloc, flags_alloc;
 };
 
@@ -33,7 +33,7 @@ void stacktab_release(struct stacktab *t);
  * Intern the stack; return its id (>= 1).  *@is_new tells whether this is
  * its first appearance (so the caller writes it out).
  */
-uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t *flags,
-			 uint32_t nr, bool *is_new);
+uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t *flags, uint32_t nr,
+			 bool *is_new);
 
 #endif

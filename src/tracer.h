@@ -21,11 +21,11 @@
 #include "addrspace.h"
 
 enum thread_state {
-	THREAD_NEW,       /* seen, its first stop not yet handled */
-	THREAD_RUNNING,   /* resumed by us */
-	THREAD_STOPPED,   /* in a ptrace-stop we have not resumed yet */
+	THREAD_NEW,	  /* seen, its first stop not yet handled */
+	THREAD_RUNNING,	  /* resumed by us */
+	THREAD_STOPPED,	  /* in a ptrace-stop we have not resumed yet */
 	THREAD_LISTENING, /* in a group-stop, resumed with PTRACE_LISTEN */
-	THREAD_GONE,      /* reaped */
+	THREAD_GONE,	  /* reaped */
 };
 
 struct xp_process;
@@ -35,31 +35,31 @@ struct xp_thread {
 	enum thread_state state;
 	struct xp_process *proc;
 	bool interrupt_pending; /* PTRACE_INTERRUPT issued, stop not seen yet */
-	bool sample_wanted;     /* take a sample at the next stop of any kind */
+	bool sample_wanted;	/* take a sample at the next stop of any kind */
 	bool detaching;
-	bool reported;          /* the sampler wrote its thread record */
-	bool cpu_init;          /* cpu_ns_sampled / wall_sampled hold a baseline */
-	uint64_t irq_time;      /* when the pending interrupt was issued */
-	int schedstat_fd;       /* /proc/PID/task/TID/schedstat, -1 if unavailable */
-	int syscall_fd;         /* /proc/PID/task/TID/syscall, opened on first use, -1 */
-	int64_t blocked_nr;     /* system call it was blocked in when interrupted, -1: none */
-	int64_t last_sys_nr;    /* blocked_nr, sp and pc of its last sample, and its stack */
+	bool reported;	     /* the sampler wrote its thread record */
+	bool cpu_init;	     /* cpu_ns_sampled / wall_sampled hold a baseline */
+	uint64_t irq_time;   /* when the pending interrupt was issued */
+	int schedstat_fd;    /* /proc/PID/task/TID/schedstat, -1 if unavailable */
+	int syscall_fd;	     /* /proc/PID/task/TID/syscall, opened on first use, -1 */
+	int64_t blocked_nr;  /* system call it was blocked in when interrupted, -1: none */
+	int64_t last_sys_nr; /* blocked_nr, sp and pc of its last sample, and its stack */
 	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
-	uint64_t cpu_ns;        /* on-CPU time at the last check */
-	uint64_t cpu_ns_sampled;/* on-CPU time at the last sample */
-	uint64_t wall_sampled;  /* time of the last sample (ns since start) */
-	uint32_t copy_bytes;    /* stack bytes to copy at its next sample (0: the default) */
+	uint64_t cpu_ns;	 /* on-CPU time at the last check */
+	uint64_t cpu_ns_sampled; /* on-CPU time at the last sample */
+	uint64_t wall_sampled;	 /* time of the last sample (ns since start) */
+	uint32_t copy_bytes;	 /* stack bytes to copy at its next sample (0: the default) */
 	uint64_t pending_weight; /* weight of the sample asked for by the last interrupt */
 };
 
 struct xp_process {
 	pid_t pid, ppid;
-	bool execed;            /* has run an image of its own (not a copy of xprof) */
+	bool execed; /* has run an image of its own (not a copy of xprof) */
 	bool exited;
-	bool reported;          /* the sampler wrote its process record */
+	bool reported; /* the sampler wrote its process record */
 	unsigned nr_threads;
 	uint64_t maps_loaded_at; /* when /proc/PID/maps was last read (ns since start) */
-	uint64_t maps_backoff;   /* wait at least this long before reading it again (ns) */
+	uint64_t maps_backoff;	 /* wait at least this long before reading it again (ns) */
 	char comm[17];
 	struct addrspace as;
 };
@@ -70,23 +70,23 @@ enum tracer_flags {
 
 struct tracer {
 	unsigned int flags;
-	pid_t root;             /* the launched command, or 0 */
-	int root_status;        /* its wait status once reaped */
+	pid_t root;	 /* the launched command, or 0 */
+	int root_status; /* its wait status once reaped */
 	bool root_done;
-	struct xp_thread **threads;     /* hash by tid, open addressing */
+	struct xp_thread **threads; /* hash by tid, open addressing */
 	unsigned long nslots, nthreads;
 	struct xp_process **procs;
 	unsigned long nprocs, procs_alloc;
 	struct module_cache *mc;
 	uint64_t threads_seen, procs_seen, vanished;
-	int exec_err_fd;        /* read end of the launch error pipe */
+	int exec_err_fd; /* read end of the launch error pipe */
 };
 
 enum tracer_event_kind {
 	TEV_NONE,
-	TEV_STOP,        /* a thread is in a ptrace-stop and must be resumed by the caller */
-	TEV_NEW_THREAD,  /* informational: thread added (already resumed or waiting) */
-	TEV_EXIT,        /* thread reaped; @status holds its wait status */
+	TEV_STOP,	/* a thread is in a ptrace-stop and must be resumed by the caller */
+	TEV_NEW_THREAD, /* informational: thread added (already resumed or waiting) */
+	TEV_EXIT,	/* thread reaped; @status holds its wait status */
 };
 
 void tracer_init(struct tracer *t, unsigned int flags);
@@ -129,7 +129,7 @@ struct tracer_event {
 	int status;
 	bool listen, exec, fresh, interrupt;
 	struct xp_thread *child; /* for a clone/fork event: the new thread */
-	pid_t pid, tid;          /* for TEV_EXIT */
+	pid_t pid, tid;		 /* for TEV_EXIT */
 };
 
 /*
