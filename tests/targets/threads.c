@@ -11,6 +11,12 @@
  * With -n the workers are named "worker-<i>" (pthread_setname_np), so a
  * profiler that reports the thread name shows them apart.
  *
+ * "threads [-n] -r UNITS N": the same, but each worker runs exactly UNITS
+ * units of work instead of a CPU-time budget (benchmarks: time a profiler
+ * takes from the workers then shows up as a longer run).  With
+ * XP_TARGET_VERBOSE set, the wall and CPU time of the work (from the start
+ * line to the last join) go to stderr, as split's do (for bench/run.sh).
+ *
  * "threads waves [MS]": 256 threads in two waves of 128.  All threads of a
  * wave exist at once (they meet at a barrier), each runs wave_work for MS
  * (default 10) ms of its own CPU time and exits; main joins the first wave
@@ -38,6 +44,7 @@ struct worker {
 	int index;
 	int named;
 	double seconds;
+	unsigned long units; /* > 0: exactly this many units instead of @seconds */
 	uint64_t ref;
 	unsigned long bad;
 };
@@ -49,18 +56,20 @@ TGT_NOINLINE void wave_work(struct worker *w);
 void *worker(void *arg);
 void *worker_wave(void *arg);
 
-/* Units until @w->seconds of this thread's CPU time. */
+/* Units until @w->seconds of this thread's CPU time, or exactly @w->units. */
 void thread_work(struct worker *w)
 {
-	double end = tgt_clock(CLOCK_THREAD_CPUTIME_ID) + w->seconds;
-	unsigned int n = 0;
+	double end = w->units ? 0 : tgt_clock(CLOCK_THREAD_CPUTIME_ID) + w->seconds;
+	unsigned long n = 0;
 	uint64_t x;
 
 	for (;;) {
 		x = 0x7;
 		TGT_MIX(x, TGT_UNIT_ITERS);
 		TGT_CHECK(&w->ref, x, w->bad);
-		if ((++n & 15) == 0 && tgt_clock(CLOCK_THREAD_CPUTIME_ID) >= end)
+		n++;
+		if (w->units ? n >= w->units
+			     : (n & 15) == 0 && tgt_clock(CLOCK_THREAD_CPUTIME_ID) >= end)
 			break;
 	}
 }
@@ -164,8 +173,8 @@ static int run_waves(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static struct worker ws[MAX_WORKERS];
-	double seconds = 2;
-	unsigned long bad = 0;
+	double seconds = 2, wall, cpu;
+	unsigned long bad = 0, units = 0;
 	uint64_t ref = 0;
 	int named = 0, arg = 1, n, i;
 
@@ -175,17 +184,30 @@ int main(int argc, char **argv)
 		named = 1;
 		arg++;
 	}
-	if (arg >= argc || argc - arg > 2)
-		tgt_die("threads", "usage: threads [-n] N [SECONDS] | threads waves [MS]");
+	if (arg + 1 < argc && !strcmp(argv[arg], "-r")) {
+		units = (unsigned long)tgt_long_arg("threads", argv[arg + 1], 1, 1000000000L);
+		arg += 2;
+	}
+	if (arg >= argc || argc - arg > (units ? 1 : 2))
+		tgt_die("threads", "usage: threads [-n] N [SECONDS] | threads [-n] -r UNITS N | "
+				   "threads waves [MS]");
 	n = (int)tgt_long_arg("threads", argv[arg], 1, MAX_WORKERS);
 	if (arg + 1 < argc)
 		seconds = tgt_seconds_arg("threads", argv[arg + 1]);
 
 	for (i = 0; i < n; i++)
-		ws[i] = (struct worker){.index = i, .named = named, .seconds = seconds};
+		ws[i] =
+		    (struct worker){.index = i, .named = named, .seconds = seconds, .units = units};
 	start(ws, n, worker);
+	wall = tgt_clock(CLOCK_MONOTONIC);
+	cpu = tgt_clock(CLOCK_PROCESS_CPUTIME_ID);
 	tgt_ready("threads", "workers");
 	join(ws, n, &ref, &bad);
+	wall = tgt_clock(CLOCK_MONOTONIC) - wall;
+	cpu = tgt_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu;
+	/* For benchmarks: the work's own time, without a profiler's start-up. */
+	if (getenv("XP_TARGET_VERBOSE"))
+		fprintf(stderr, "threads: %d workers in %.6f s wall, %.6f s CPU\n", n, wall, cpu);
 	printf("threads: workers=%d unit=%016" PRIx64 " mismatches=%lu\n", n, ref, bad);
 	return bad ? 1 : 0;
 }
