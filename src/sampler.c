@@ -412,8 +412,15 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 		*weight = s->period;
 		return true;
 	}
-	if (th->cpu_ns <= th->cpu_ns_sampled)
-		return false; /* it has not run since its last sample */
+	/*
+	 * Due once it has used most of a period of CPU since its last sample,
+	 * as a per-thread CPU clock would fire: a thread that shares a CPU is
+	 * not stopped at every tick (four threads on two CPUs were sampled at
+	 * twice the rate per CPU-second).  Three quarters: the shortest gap
+	 * between two jittered ticks, so a busy thread is due at every one.
+	 */
+	if (th->cpu_ns < th->cpu_ns_sampled + s->period - s->period / 4)
+		return false;
 	*weight = th->cpu_ns - th->cpu_ns_sampled;
 	return true;
 }
