@@ -52,12 +52,28 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts);
 enum report_format {
 	REPORT_FLAT = 0,
 	REPORT_FOLDED,
+	REPORT_TREE,
+	REPORT_FLAMEGRAPH,
+	REPORT_PPROF,
+	REPORT_SPEEDSCOPE,
 };
+
+#define REPORT_MAX_FILTER 64 /* values in each of --pid, --tid, --comm */
 
 struct report_opts {
 	const char *input;  /* "-": standard input */
 	const char *output; /* NULL or "-": standard output */
 	int format;	    /* enum report_format */
+	int sort;	    /* enum out_sort */
+	uint64_t limit;	    /* 0: none */
+	double min_percent;
+	bool per_thread;
+	/* Filters, as given and parsed; the names point into comm_buf. */
+	const char *pid_arg, *tid_arg, *comm_arg;
+	pid_t pids[REPORT_MAX_FILTER], tids[REPORT_MAX_FILTER];
+	size_t nr_pids, nr_tids, nr_comms;
+	const char *comms[REPORT_MAX_FILTER];
+	char comm_buf[1024];
 };
 #define REPORT_OPTS_INIT                                                                           \
 	{                                                                                          \

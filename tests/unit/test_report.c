@@ -87,8 +87,8 @@ static int test_parse_args(void)
 			     "together\nusage: xprof report "));
 	T_EQ_U64(parse(&o, ARGS("extra"), &err), 2);
 	T_ASSERT(strstr(err, "unexpected argument 'extra'"));
-	T_EQ_U64(parse(&o, ARGS("--tree"), &err), 2);
-	T_ASSERT(strstr(err, "unknown option '--tree'"));
+	T_EQ_U64(parse(&o, ARGS("--trees"), &err), 2);
+	T_ASSERT(strstr(err, "unknown option '--trees'"));
 	T_EQ_U64(parse(&o, ARGS("-i"), &err), 2);
 	T_ASSERT(strstr(err, "requires a value"));
 	T_EQ_U64(parse(&o, ARGS("-i", ""), &err), 2);
@@ -111,7 +111,8 @@ static int test_help(void)
 	fclose(stdout);
 	stdout = saved;
 	T_EQ_U64(ret, 0);
-	T_ASSERT(strstr(text, "usage: xprof report [-i <file>] [--folded | --flat] [-o <file>]\n"));
+	T_ASSERT(strstr(text, "usage: xprof report [-i <file>] [-o <file>] [--flat | --tree] "));
+	T_ASSERT(strstr(text, "   or: xprof report [-i <file>] [-o <file>] --folded | --flamegraph "));
 	T_ASSERT(strstr(text, "\nEXAMPLES\n"));
 	free(text);
 	return T_OK;
