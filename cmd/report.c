@@ -168,7 +168,7 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	    {.long_name = "pprof",
 	     .type = XP_OPT_FLAG,
 	     .value = &chosen[4],
-	     .help = "gzipped profile.proto for 'go tool pprof' (binary: needs -o)"},
+	     .help = "gzipped profile.proto for 'go tool pprof' (binary: use -o)"},
 	    {.long_name = "speedscope",
 	     .type = XP_OPT_FLAG,
 	     .value = &chosen[5],
@@ -184,8 +184,7 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .type = XP_OPT_CHOICE,
 	     .value = &sort,
 	     .argh = "<self|total>",
-	     .help = "--flat, --tree: order by self or total share (default self for flat, "
-		     "total for tree)",
+	     .help = "--flat, --tree: order by self or total share (default: self, total)",
 	     .choices = sort_choices},
 	    {.long_name = "limit",
 	     .type = XP_OPT_UINT,
