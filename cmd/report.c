@@ -308,10 +308,21 @@ static void fill_out_opts(const struct report_opts *opts, const struct profile *
 		oo->wall = v != 0;
 }
 
-int report_profile(const struct report_opts *opts, const struct profile *p, FILE *out)
+/* A report between aggregation and writing. */
+struct report_run {
+	const struct out_ops *ops;
+	struct resolver r;
+	struct out_opts oo;
+	struct agg a;
+};
+
+/*
+ * Symbolize and aggregate what @opts asks for.  0, or -1 after printing an
+ * error (the filters left nothing).  Call report_done in both cases.
+ */
+static int report_prepare(const struct report_opts *opts, const struct profile *p,
+			  struct report_run *run)
 {
-	const struct out_ops *ops = format_ops(opts->format);
-	struct resolver r = {p, symbolizer_new(NULL)};
 	struct agg_opts ao = {
 	    .pids = opts->pids,
 	    .nr_pids = opts->nr_pids,
@@ -320,30 +331,49 @@ int report_profile(const struct report_opts *opts, const struct profile *p, FILE
 	    .comms = opts->comms,
 	    .nr_comms = opts->nr_comms,
 	};
-	struct out_opts oo;
-	struct agg a;
-	int ret;
 
-	if (ops->flags & OUT_THREADS)
+	run->ops = format_ops(opts->format);
+	run->r = (struct resolver){p, symbolizer_new(NULL)};
+	if (run->ops->flags & OUT_THREADS)
 		ao.flags |= AGG_THREADS;
-	if (ops->flags & OUT_LOCATIONS)
+	if (run->ops->flags & OUT_LOCATIONS)
 		ao.flags |= AGG_LOCATIONS;
 	if (opts->per_thread)
 		ao.flags |= AGG_THREAD_FRAME;
-	fill_out_opts(opts, p, &oo);
-	agg_init(&a);
-	agg_build_opts(&a, p, &ao, resolve_frame, &r);
-	if (!a.total_count && a.filtered_count) {
-		ret = xp_error("no samples in '%s' pass the filters (%llu left out)", p->name,
-			       (unsigned long long)a.filtered_count);
+	fill_out_opts(opts, p, &run->oo);
+	agg_init(&run->a);
+	agg_build_opts(&run->a, p, &ao, resolve_frame, &run->r);
+	if (!run->a.total_count && run->a.filtered_count) {
+		xp_error("no samples in '%s' pass the filters (%llu left out)", p->name,
+			 (unsigned long long)run->a.filtered_count);
 		xp_hint("see the threads and processes with 'xprof report --per-thread --flat'");
-	} else {
-		ret = out_write_opts(ops, out, &a, &oo);
-		if (ret)
-			xp_error("cannot write the %s report", ops->name);
+		return -1;
 	}
-	agg_release(&a);
-	symbolizer_free(r.sym);
+	return 0;
+}
+
+/* 0, or -1 after printing an error.  Checking @out for write errors is the caller's job. */
+static int report_write(struct report_run *run, FILE *out)
+{
+	if (out_write_opts(run->ops, out, &run->a, &run->oo))
+		return xp_error("cannot write the %s report", run->ops->name);
+	return 0;
+}
+
+static void report_done(struct report_run *run)
+{
+	agg_release(&run->a);
+	symbolizer_free(run->r.sym);
+}
+
+int report_profile(const struct report_opts *opts, const struct profile *p, FILE *out)
+{
+	struct report_run run;
+	int ret = report_prepare(opts, p, &run);
+
+	if (!ret)
+		ret = report_write(&run, out);
+	report_done(&run);
 	return ret;
 }
 
@@ -376,6 +406,7 @@ static int load(struct profile *p, const char *input)
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts opts = REPORT_OPTS_INIT;
+	struct report_run run;
 	bool to_stdout;
 	struct profile p;
 	FILE *out;
@@ -398,14 +429,21 @@ int cmd_report(int argc, char **argv)
 		profile_release(&p);
 		return 1;
 	}
+	if (report_prepare(&opts, &p, &run)) {
+		report_done(&run);
+		profile_release(&p);
+		return 1;
+	}
 	/* Only now: a failed report must not truncate an earlier output file. */
 	out = to_stdout ? stdout : fopen(opts.output, "w");
 	if (!out) {
 		xp_error("cannot create '%s': %s", opts.output, strerror(errno));
+		report_done(&run);
 		profile_release(&p);
 		return 1;
 	}
-	ret = report_profile(&opts, &p, out) ? 1 : 0;
+	ret = report_write(&run, out) ? 1 : 0;
+	report_done(&run);
 	profile_release(&p);
 	if (to_stdout)
 		return ret; /* main checks standard output */
