@@ -19,6 +19,7 @@
 #include "arch/arch.h"
 #include "symbolize/symbolize.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -121,6 +122,13 @@ static void read_small(const char *path, char *buf, size_t len)
 	buf[n > 0 ? n : 0] = 0;
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = ((const struct dump_thread *)a)->tid, y = ((const struct dump_thread *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
 static void describe_thread(pid_t pid, struct dump_thread *d)
 {
 	char path[80], buf[512], *rp;
@@ -133,6 +141,35 @@ static void describe_thread(pid_t pid, struct dump_thread *d)
 	/* The state follows the last ')' of the comm field (proc(5)). */
 	rp = strrchr(buf, ')');
 	d->state = rp && rp[1] == ' ' ? rp[2] : '?';
+}
+
+/* Every thread of @pid in /proc, described, into *@d (grown).  Returns how many. */
+static size_t list_threads(pid_t pid, struct dump_thread **d, unsigned long *alloc)
+{
+	char path[64];
+	struct dirent *de;
+	size_t nr = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		xp_grow((void **)d, alloc, nr + 1, sizeof(**d));
+		memset(&(*d)[nr], 0, sizeof(**d));
+		(*d)[nr].tid = (pid_t)tid;
+		describe_thread(pid, &(*d)[nr]);
+		nr++;
+	}
+	closedir(dir);
+	qsort(*d, nr, sizeof(**d), cmp_tid);
+	return nr;
 }
 
 static const char *state_name(char state)
@@ -334,7 +371,7 @@ int cmd_dump(int argc, char **argv)
 	struct sym_opts so = {.lines = true};
 	sigset_t block, old;
 	char what[64];
-	unsigned long it = 0;
+	unsigned long it = 0, alloc = 0;
 	size_t nr = 0, i, dumped = 0;
 	int ret, e, lost;
 
@@ -352,6 +389,11 @@ int cmd_dump(int argc, char **argv)
 	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, &old);
 
+	/*
+	 * Names and states from /proc before attaching: once seized, a stopped
+	 * thread shows as traced ('t') rather than stopped ('T').
+	 */
+	nr = list_threads(opts.pid, &d, &alloc);
 	tracer_init(&t, 0);
 	e = tracer_attach(&t, opts.pid);
 	if (e) {
@@ -363,6 +405,7 @@ int cmd_dump(int argc, char **argv)
 			common_explain_trace_error(-e, opts.pid, what);
 		tracer_release(&t);
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		free(d);
 		return 1;
 	}
 	proc = t.procs[0];
@@ -371,12 +414,17 @@ int cmd_dump(int argc, char **argv)
 	if (e)
 		xp_warn("cannot read the mappings of pid %d: %s; frames will be addresses",
 			(int)opts.pid, strerror(-e));
-	d = xp_calloc(t.nthreads + 1, sizeof(*d));
+	/* Threads seen before attaching (their state is not yet ours), then any born since. */
 	while ((th = tracer_thread_at(&t, &it))) {
+		if (find(d, nr, th->tid))
+			continue;
+		xp_grow((void **)&d, &alloc, nr + 1, sizeof(*d));
+		memset(&d[nr], 0, sizeof(*d));
 		d[nr].tid = th->tid;
 		describe_thread(opts.pid, &d[nr]);
 		nr++;
 	}
+	qsort(d, nr, sizeof(*d), cmp_tid);
 	stop_and_copy(&t, arch, opts.pid, d, nr);
 	lost = tracer_detach_all(&t);
 	sigprocmask(SIG_SETMASK, &old, NULL);
