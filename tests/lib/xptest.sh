@@ -169,3 +169,30 @@ check_within() {
 flat_share() {
 	awk -v f="$2" -v c="${3:-1}" '!/^#/ && $NF == f { sub("%", "", $c); print $c; exit }' "$1"
 }
+
+# wait_until SECONDS COMMAND...: poll COMMAND (every 50 ms) until it succeeds;
+# 1 if it never did.  For conditions with no event to wait on (a thread's CPU
+# time moving, a process stopping), never as a blind delay.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS > end)) && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+# task_field PID TID N: field N of /proc/PID/task/TID/stat, counted from the
+# state (3) as proc(5) does, read after the last ')' of the comm.
+task_field() {
+	local stat
+	stat=$(cat "/proc/$1/task/$2/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	awk -v n="$3" '{ print $(n - 2) }' <<<"$stat"
+}
+
+# task_cpu PID TID: user + system clock ticks of a thread.
+task_cpu() {
+	echo $(($(task_field "$1" "$2" 14) + $(task_field "$1" "$2" 15)))
+}
