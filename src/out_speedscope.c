@@ -68,7 +68,9 @@ static int ss_end(struct out *o)
 	size_t i, j, nframes = 0, nprof = 0;
 	uint32_t f;
 
-	qsort_r(ss->stacks, ss->nr, sizeof(*ss->stacks), cmp_profile, (void *)o->info.names);
+	if (ss->nr)
+		qsort_r(ss->stacks, ss->nr, sizeof(*ss->stacks), cmp_profile,
+			(void *)o->info.names);
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n", o->f);
 	fputs("\"exporter\":\"xprof " XPROF_VERSION "\",\"name\":", o->f);
 	out_put_json_string(o->f, o->info.opts->title ? o->info.opts->title : "xprof");
