@@ -19,20 +19,20 @@ int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
-#define XP_DEFAULT_FREQ 999
-#define XP_MAX_FREQ 10000
+#define XP_DEFAULT_FREQ	     999
+#define XP_MAX_FREQ	     10000
 #define XP_DEFAULT_MAX_DEPTH 1024
 
 struct record_opts {
 	uint64_t freq_hz;
 	const char *output;
 	int quiet;
-	int call_graph;          /* enum unwind_mode */
+	int call_graph; /* enum unwind_mode */
 	uint64_t max_depth;
-	uint64_t duration_ns;    /* 0: until the command exits */
-	int mode;                /* enum sampler_mode */
+	uint64_t duration_ns; /* 0: until the command exits */
+	int mode;	      /* enum sampler_mode */
 	bool no_follow;
-	char **argv;             /* the command, NULL-terminated */
+	char **argv; /* the command, NULL-terminated */
 	int argc;
 };
 
@@ -42,8 +42,8 @@ int record_parse_args(int argc, char **argv, struct record_opts *opts);
 #define XP_MAX_PIDS 64
 
 struct attach_opts {
-	struct record_opts rec;  /* the shared options; argv unused */
-	const char *pids;        /* -p as given */
+	struct record_opts rec; /* the shared options; argv unused */
+	const char *pids;	/* -p as given */
 	pid_t pid[XP_MAX_PIDS];
 	unsigned int npids;
 };

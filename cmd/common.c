@@ -28,8 +28,8 @@ int common_write_meta(struct df_writer *w, int argc, char **argv)
 	int i;
 
 	for (i = 0; i < argc && len + 2 < sizeof(cmdline); i++) {
-		int n = snprintf(cmdline + len, sizeof(cmdline) - len, "%s%s", i ? " " : "",
-				 argv[i]);
+		int n =
+		    snprintf(cmdline + len, sizeof(cmdline) - len, "%s%s", i ? " " : "", argv[i]);
 
 		if (n < 0)
 			break;

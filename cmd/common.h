@@ -16,7 +16,7 @@ struct tracer;
 struct df_writer;
 
 extern const char *const common_call_graph_choices[]; /* indexed by enum unwind_mode */
-extern const char *const common_mode_choices[];       /* indexed by enum sampler_mode */
+extern const char *const common_mode_choices[];	      /* indexed by enum sampler_mode */
 
 /* Write the meta records that describe this run (command line, host, version). */
 int common_write_meta(struct df_writer *w, int argc, char **argv);
