@@ -84,6 +84,20 @@ struct report_opts {
 /* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
 int report_parse_args(int argc, char **argv, struct report_opts *opts);
 
+struct dump_opts {
+	const char *pid_arg; /* -p as given */
+	pid_t pid;
+	int call_graph; /* enum unwind_mode */
+	uint64_t max_depth;
+};
+#define DUMP_OPTS_INIT                                                                             \
+	{                                                                                          \
+		.max_depth = XP_DEFAULT_MAX_DEPTH                                                  \
+	}
+
+/* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
+int dump_parse_args(int argc, char **argv, struct dump_opts *opts);
+
 struct profile;
 /*
  * Symbolize and aggregate the samples of @p and write them to @out in the

@@ -48,15 +48,7 @@ static const struct xp_cmd_help dump_help = {
 		"    xprof dump -p $(pidof app) -g dwarf   # CFI for every frame\n",
 };
 
-struct dump_opts {
-	const char *pid_arg;
-	pid_t pid;
-	int call_graph; /* enum unwind_mode */
-	uint64_t max_depth;
-};
-
-/* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
-static int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
+int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
 {
 	const struct xp_option options[] = {
 	    {.short_name = 'p',
@@ -360,7 +352,7 @@ static void print_process(pid_t pid, const char *comm)
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dump_opts opts = {.max_depth = XP_DEFAULT_MAX_DEPTH};
+	struct dump_opts opts = DUMP_OPTS_INIT;
 	const struct xp_arch *arch = xp_arch_host();
 	struct dump_thread *d = NULL;
 	struct xp_process *proc;
