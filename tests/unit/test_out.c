@@ -686,7 +686,8 @@ struct pp {
 	uint64_t sample_type[2][2], period_type[2], period, default_type;
 	size_t nr_sample_types, nr_samples, nr_maps;
 	uint64_t total[2];
-	uint64_t loc_id[PP_MAX], loc_map[PP_MAX], loc_func[PP_MAX]; /* one line each here */
+	uint64_t loc_id[PP_MAX], loc_map[PP_MAX], loc_func[PP_MAX]; /* the first line's function */
+	uint64_t loc_lines[PP_MAX][4], loc_nlines[PP_MAX];	    /* every line's function */
 	size_t nr_locs;
 	uint64_t func_id[PP_MAX], func_name[PP_MAX];
 	size_t nr_funcs;
@@ -767,9 +768,12 @@ static int pp_decode(struct pp *pp, const uint8_t *buf, size_t len)
 				else if (f2 == 2)
 					pp->loc_map[pp->nr_locs] = v2;
 				else if (f2 == 4 && pbr_next(&sub2, &f3, &v3, &sub3) == 0 &&
-					 f3 == 1)
-					pp->loc_func[pp->nr_locs] =
-					    v3; /* the first line's function */
+					 f3 == 1 && pp->loc_nlines[pp->nr_locs] < 4) {
+					if (!pp->loc_nlines[pp->nr_locs])
+						pp->loc_func[pp->nr_locs] = v3;
+					pp->loc_lines[pp->nr_locs][pp->loc_nlines[pp->nr_locs]++] =
+					    v3;
+				}
 			}
 			pp->nr_locs++;
 			break;
@@ -841,16 +845,105 @@ static int pp_cum(const struct pp *pp, const char *name, uint64_t out[2])
 	return 0;
 }
 
-static int test_pprof_canned(void)
+/* gunzip @gz (@len bytes) and decode it into @pp.  0 or -1. */
+static int pp_load(struct pp *pp, const char *gz, size_t len)
 {
-	struct out_opts oo = {.period_ns = 1001001, .exe = "/nonexistent/app"};
-	struct agg_opts ao = {.flags = AGG_LOCATIONS};
 	static uint8_t raw[1 << 16];
+	z_stream z;
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	if (len < 2 || (uint8_t)gz[0] != 0x1f || (uint8_t)gz[1] != 0x8b ||
+	    inflateInit2(&z, 15 + 16) != Z_OK)
+		return -1;
+	z.next_in = (Bytef *)gz;
+	z.avail_in = (uInt)len;
+	z.next_out = raw;
+	z.avail_out = sizeof(raw);
+	ret = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	if (ret != Z_STREAM_END)
+		return -1;
+	return pp_decode(pp, raw, sizeof(raw) - z.avail_out);
+}
+
+/* The name of function id @id. */
+static const char *pp_func_name(const struct pp *pp, uint64_t id)
+{
+	int fn = pp_find(pp->func_id, pp->nr_funcs, id);
+
+	return fn < 0 || pp->func_name[fn] >= pp->nr_strs ? "?" : pp->strs[pp->func_name[fn]];
+}
+
+/* The table's names, but a pc in helper() is inlined_leaf inlined into helper. */
+static unsigned int inline_resolve(void *ctx, const struct agg_frame_req *req, const char **labels,
+				   unsigned int max)
+{
+	uint64_t pc = sym_lookup_pc(req->pc, req->flags);
+
+	if (pc >= 0x4000 && pc < 0x5000 && max >= 2) {
+		labels[0] = "inlined_leaf"; /* innermost first */
+		labels[1] = "helper";
+		return 2;
+	}
+	return table_resolve(ctx, req, labels, max);
+}
+
+/* A pc that names several frames is one pprof Location with a Line for each. */
+static int test_pprof_inline(void)
+{
+	struct agg_opts ao = {.flags = AGG_LOCATIONS};
 	static struct pp pp;
 	struct profile p;
 	struct agg a;
 	uint64_t cum[2];
-	z_stream z;
+	size_t l, s, found = 0;
+	char *gz, *flat;
+	size_t len;
+
+	T_EQ_U64(load_canned(&p), 0);
+	agg_init(&a);
+	agg_build_opts(&a, &p, &ao, inline_resolve, NULL);
+	flat = render(&out_flat, &a);
+	gz = render_len(&out_pprof, &a, NULL, &len);
+	agg_release(&a);
+	profile_release(&p);
+	T_ASSERT(gz);
+	T_EQ_U64(pp_load(&pp, gz, len), 0);
+	free(gz);
+	/* Other writers see two frames: the inlined function is the leaf. */
+	T_ASSERT(strstr(flat, "   33.33%    33.33%         2         2  inlined_leaf\n"));
+	T_ASSERT(strstr(flat, "    0.00%    33.33%         0         2  helper\n"));
+	free(flat);
+	for (l = 0; l < pp.nr_locs; l++) {
+		if (pp.loc_nlines[l] < 2)
+			continue;
+		found++;
+		T_EQ_U64(pp.loc_nlines[l], 2);
+		T_EQ_STR(pp_func_name(&pp, pp.loc_lines[l][0]), "inlined_leaf");
+		T_EQ_STR(pp_func_name(&pp, pp.loc_lines[l][1]), "helper");
+		/* The sample through it has 4 locations for its 5 frames, this one first. */
+		for (s = 0; s < pp.nr_samples; s++) {
+			if (pp.sample_locs[s][0] != pp.loc_id[l])
+				continue;
+			T_EQ_U64(pp.sample_nr[s], 4);
+			T_EQ_U64(pp.sample_val[s][1], 6);
+		}
+	}
+	T_EQ_U64(found, 1);
+	T_EQ_U64(pp_cum(&pp, "work", cum), 0);
+	T_EQ_U64(cum[1], 15);
+	return T_OK;
+}
+
+static int test_pprof_canned(void)
+{
+	struct out_opts oo = {.period_ns = 1001001, .exe = "/nonexistent/app"};
+	struct agg_opts ao = {.flags = AGG_LOCATIONS};
+	static struct pp pp;
+	struct profile p;
+	struct agg a;
+	uint64_t cum[2];
 	char *gz;
 	size_t len;
 	int m;
@@ -862,16 +955,8 @@ static int test_pprof_canned(void)
 	T_ASSERT(gz && len > 18);
 	T_EQ_U64((uint8_t)gz[0], 0x1f); /* gzip magic */
 	T_EQ_U64((uint8_t)gz[1], 0x8b);
-	memset(&z, 0, sizeof(z));
-	T_EQ_U64(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (Bytef *)gz;
-	z.avail_in = (uInt)len;
-	z.next_out = raw;
-	z.avail_out = sizeof(raw);
-	T_EQ_U64(inflate(&z, Z_FINISH), Z_STREAM_END);
-	inflateEnd(&z);
+	T_EQ_U64(pp_load(&pp, gz, len), 0);
 	free(gz);
-	T_EQ_U64(pp_decode(&pp, raw, sizeof(raw) - z.avail_out), 0);
 	T_EQ_STR(pp.strs[0], "");
 	T_EQ_U64(pp.nr_sample_types, 2);
 	T_EQ_STR(pp.strs[pp.sample_type[0][0]], "samples");
@@ -910,5 +995,5 @@ T_MAIN(T_CASE(test_aggregate_canned), T_CASE(test_folded_canned), T_CASE(test_fl
        T_CASE(test_tree_canned), T_CASE(test_tree_options), T_CASE(test_flat_options),
        T_CASE(test_per_thread), T_CASE(test_filters), T_CASE(test_thread_comm),
        T_CASE(test_speedscope_canned), T_CASE(test_flamegraph_canned), T_CASE(test_json_strings),
-       T_CASE(test_pprof_canned), T_CASE(test_hex_labels_and_sanitizing),
+       T_CASE(test_pprof_canned), T_CASE(test_pprof_inline), T_CASE(test_hex_labels_and_sanitizing),
        T_CASE(test_million_samples))
