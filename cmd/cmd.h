@@ -16,6 +16,7 @@
 int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #define XP_DEFAULT_FREQ	     999
@@ -52,12 +53,28 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts);
 enum report_format {
 	REPORT_FLAT = 0,
 	REPORT_FOLDED,
+	REPORT_TREE,
+	REPORT_FLAMEGRAPH,
+	REPORT_PPROF,
+	REPORT_SPEEDSCOPE,
 };
+
+#define REPORT_MAX_FILTER 64 /* values in each of --pid, --tid, --comm */
 
 struct report_opts {
 	const char *input;  /* "-": standard input */
 	const char *output; /* NULL or "-": standard output */
 	int format;	    /* enum report_format */
+	int sort;	    /* enum out_sort */
+	uint64_t limit;	    /* 0: none */
+	double min_percent;
+	bool per_thread;
+	/* Filters, as given and parsed; the names point into comm_buf. */
+	const char *pid_arg, *tid_arg, *comm_arg;
+	pid_t pids[REPORT_MAX_FILTER], tids[REPORT_MAX_FILTER];
+	size_t nr_pids, nr_tids, nr_comms;
+	const char *comms[REPORT_MAX_FILTER];
+	char comm_buf[1024];
 };
 #define REPORT_OPTS_INIT                                                                           \
 	{                                                                                          \
@@ -66,6 +83,20 @@ struct report_opts {
 
 /* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
 int report_parse_args(int argc, char **argv, struct report_opts *opts);
+
+struct dump_opts {
+	const char *pid_arg; /* -p as given */
+	pid_t pid;
+	int call_graph; /* enum unwind_mode */
+	uint64_t max_depth;
+};
+#define DUMP_OPTS_INIT                                                                             \
+	{                                                                                          \
+		.max_depth = XP_DEFAULT_MAX_DEPTH                                                  \
+	}
+
+/* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
+int dump_parse_args(int argc, char **argv, struct dump_opts *opts);
 
 struct profile;
 /*

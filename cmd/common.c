@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared pieces of record and attach: option choices, meta records, the
- * summary paragraph and the one place that turns a ptrace errno into an
- * explanation with hints (as perf's evsel__open_strerror does).
+ * Shared pieces of record, attach and dump: option choices, meta records,
+ * the summary paragraph, the checks on a pid, and the one place that turns
+ * a ptrace errno into an explanation with hints (as perf's
+ * evsel__open_strerror does).
  */
 #include "common.h"
 #include "err.h"
@@ -192,6 +193,37 @@ static void comm_of(pid_t pid, char *buf, size_t len)
 		buf[0] = 0;
 	buf[strcspn(buf, "\n")] = 0;
 	fclose(f);
+}
+
+int common_check_target(pid_t pid, const char *what)
+{
+	char path[64], buf[512], *rp;
+	unsigned long flags = 0;
+	FILE *f;
+	int i;
+
+	if (pid == getpid())
+		return xp_error("cannot %s pid %d: it is xprof itself", what, (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(buf, sizeof(buf), "%s pid %d", what, (int)pid);
+		return common_explain_trace_error(ESRCH, pid, buf);
+	}
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	/* Field 9 (flags) follows the last ')' of the comm field (proc(5)). */
+	rp = strrchr(buf, ')');
+	if (rp) {
+		for (i = 0, rp++; i < 6 && rp; i++)
+			rp = strchr(rp + 1, ' ');
+		if (rp)
+			flags = strtoul(rp + 1, NULL, 10);
+	}
+	if (flags & 0x00200000) /* PF_KTHREAD */
+		return xp_error("cannot %s pid %d: it is a kernel thread", what, (int)pid);
+	return 0;
 }
 
 int common_explain_trace_error(int err, pid_t pid, const char *what)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What record and attach share: the option entries they both take (defined
- * once), opening the output, the end-of-run summary, and the explanation of
- * ptrace errors.
+ * What record, attach and dump share: the option entries they take (defined
+ * once), opening the output, the end-of-run summary, the checks on a pid
+ * before attaching, and the explanation of ptrace errors.
  */
 #ifndef XPROF_CMD_COMMON_H
 #define XPROF_CMD_COMMON_H
@@ -50,6 +50,13 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 /* The one-paragraph summary on stderr (unless -q). */
 void common_print_summary(const struct sampler_opts *o, const struct sampler_stats *st,
 			  const struct tracer *t, const char *output, uint64_t bytes);
+
+/*
+ * 0 when @pid looks traceable, else -1 after an error: it is xprof itself,
+ * a kernel thread, or does not exist.  @what is the action, as in "cannot
+ * <what> pid N" ("attach to", "dump").
+ */
+int common_check_target(pid_t pid, const char *what);
 
 /*
  * Print why tracing @pid failed with -@err, with hints (Yama ptrace_scope, an

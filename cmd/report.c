@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * 'xprof report': read a data file, symbolize, aggregate and print the
- * profile in one format (flat by default, or folded stacks).  This file owns
+ * profile in one format (flat by default; tree, folded, flamegraph, pprof,
+ * speedscope), optionally for some processes or threads only.  This file owns
  * the options, the messages a user sees and the exit codes, and the glue
  * that lets aggregation name frames through the symbolizer; the work is in
  * src/profile.c, src/aggregate.c, symbolize/ and the src/out_*.c writers.
@@ -16,26 +17,125 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const report_usage[] = {
-    "xprof report [-i <file>] [--folded | --flat] [-o <file>]",
+    "xprof report [-i <file>] [-o <file>] [--flat | --tree] [--sort self|total] [--limit <n>]\n"
+    "                    [--min-percent <p>] [<filters>]",
+    "xprof report [-i <file>] [-o <file>] --folded | --flamegraph | --pprof | --speedscope\n"
+    "                    [<filters>]",
     NULL,
 };
 
 static const struct xp_cmd_help report_help = {
     .name = "report",
     .usage = report_usage,
-    .description = "Resolve the symbols of a data file and print the profile.",
+    .description = "Resolve the symbols of a data file and print the profile in one format:\n"
+		   "flat (the default), tree, folded, flamegraph (HTML), pprof or speedscope.\n"
+		   "Filters: --pid, --tid, --comm (comma-separated lists), --per-thread.",
     .examples = "    xprof report                           # functions by self time, from "
 		"xprof.data\n"
-		"    xprof report --folded -o app.folded    # folded stacks for flame graphs\n"
+		"    xprof report --tree --min-percent 2    # call tree, entries of 2% and more\n"
+		"    xprof report --flamegraph -o app.html  # open app.html in a browser\n"
+		"    xprof report --pprof -o app.pb.gz      # then: go tool pprof -top app.pb.gz\n"
+		"    xprof report --speedscope -o app.json  # open it at speedscope.app\n"
 		"    xprof report --folded | flamegraph.pl > app.svg\n"
+		"    xprof report --comm worker --per-thread --flat --limit 20\n"
 		"    xprof report -i old.data --flat        # another data file\n",
 };
 
+/*
+ * The formats, in the order the usage error names them; format_choices and
+ * the format flags of report_parse_args follow the same order.
+ */
+static const struct {
+	const char *name;
+	enum report_format format;
+	const struct out_ops *ops;
+} formats[] = {
+    {"folded", REPORT_FOLDED, &out_folded}, {"flat", REPORT_FLAT, &out_flat},
+    {"tree", REPORT_TREE, &out_tree},	    {"flamegraph", REPORT_FLAMEGRAPH, &out_flamegraph},
+    {"pprof", REPORT_PPROF, &out_pprof},    {"speedscope", REPORT_SPEEDSCOPE, &out_speedscope},
+};
+
+#define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
+
+static const char *const format_choices[] = {"folded", "flat",	     "tree", "flamegraph",
+					     "pprof",  "speedscope", NULL};
+static const char *const sort_choices[] = {"self", "total", NULL};
+
+static const struct out_ops *format_ops(int format)
+{
+	size_t i;
+
+	for (i = 0; i < NR_FORMATS; i++)
+		if ((int)formats[i].format == format)
+			return formats[i].ops;
+	return &out_flat;
+}
+
+/* "1,2,3" into @out (at most REPORT_MAX_FILTER).  0, or 2 after a usage error. */
+static int parse_ids(const char *arg, const char *opt, pid_t *out, size_t *nr)
+{
+	const char *p = arg;
+
+	*nr = 0;
+	while (*p) {
+		char num[24];
+		size_t len = strcspn(p, ",");
+		uint64_t v;
+
+		if (!len || len >= sizeof(num) || *nr >= REPORT_MAX_FILTER)
+			return xp_usage_error(&report_help,
+					      "invalid value '%s' for %s (expected a list of at "
+					      "most %d ids)",
+					      arg, opt, REPORT_MAX_FILTER);
+		memcpy(num, p, len);
+		num[len] = 0;
+		if (xp_parse_u64(num, 1, 0x3fffffff, &v))
+			return xp_usage_error(
+			    &report_help, "invalid value '%s' for %s (expected an id)", num, opt);
+		out[(*nr)++] = (pid_t)v;
+		p += len;
+		if (*p == ',' && !*++p)
+			return xp_usage_error(&report_help,
+					      "invalid value '%s' for %s (expected a list of ids)",
+					      arg, opt);
+	}
+	return 0;
+}
+
+/* "a,b" into opts->comms, copied into opts->comm_buf.  0, or 2 after a usage error. */
+static int parse_comms(struct report_opts *opts)
+{
+	const char *arg = opts->comm_arg;
+	char *p;
+
+	if (strlen(arg) >= sizeof(opts->comm_buf))
+		return xp_usage_error(&report_help, "value of --comm is too long");
+	strcpy(opts->comm_buf, arg);
+	opts->nr_comms = 0;
+	for (p = opts->comm_buf;;) {
+		size_t len = strcspn(p, ",");
+
+		if (!len || opts->nr_comms >= REPORT_MAX_FILTER)
+			return xp_usage_error(&report_help,
+					      "invalid value '%s' for --comm (expected a list of "
+					      "at most %d names)",
+					      arg, REPORT_MAX_FILTER);
+		opts->comms[opts->nr_comms++] = p;
+		if (!p[len])
+			break;
+		p[len] = 0;
+		p += len + 1;
+	}
+	return 0;
+}
+
 int report_parse_args(int argc, char **argv, struct report_opts *opts)
 {
-	bool folded = false, flat = false;
+	bool chosen[NR_FORMATS] = {false};
+	int format = -1, sort = -1;
 	const struct xp_option options[] = {
 	    {.short_name = 'i',
 	     .long_name = "input",
@@ -51,14 +151,76 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .help = "write the report to <file> instead of standard output"},
 	    {.long_name = "flat",
 	     .type = XP_OPT_FLAG,
-	     .value = &flat,
+	     .value = &chosen[1],
 	     .help = "functions with self and total share (the default)"},
+	    {.long_name = "tree",
+	     .type = XP_OPT_FLAG,
+	     .value = &chosen[2],
+	     .help = "call tree from the callers down, with total and self share"},
 	    {.long_name = "folded",
 	     .type = XP_OPT_FLAG,
-	     .value = &folded,
+	     .value = &chosen[0],
 	     .help = "folded stacks, one line per stack, for flame graphs"},
+	    {.long_name = "flamegraph",
+	     .type = XP_OPT_FLAG,
+	     .value = &chosen[3],
+	     .help = "interactive flame graph, one self-contained HTML file"},
+	    {.long_name = "pprof",
+	     .type = XP_OPT_FLAG,
+	     .value = &chosen[4],
+	     .help = "gzipped profile.proto for 'go tool pprof' (binary: use -o)"},
+	    {.long_name = "speedscope",
+	     .type = XP_OPT_FLAG,
+	     .value = &chosen[5],
+	     .help = "JSON for speedscope (https://www.speedscope.app)"},
+	    {.short_name = 'f',
+	     .long_name = "format",
+	     .type = XP_OPT_CHOICE,
+	     .value = &format,
+	     .argh = "<format>",
+	     .help = "the same by name: folded, flat, tree, flamegraph, pprof, speedscope",
+	     .choices = format_choices},
+	    {.long_name = "sort",
+	     .type = XP_OPT_CHOICE,
+	     .value = &sort,
+	     .argh = "<self|total>",
+	     .help = "--flat, --tree: order by self or total share (default: self, total)",
+	     .choices = sort_choices},
+	    {.long_name = "limit",
+	     .type = XP_OPT_UINT,
+	     .value = &opts->limit,
+	     .argh = "<n>",
+	     .help = "--flat: at most <n> rows; --tree: at most <n> callees under each entry",
+	     .min = 1,
+	     .max = 1000000000},
+	    {.long_name = "min-percent",
+	     .type = XP_OPT_PERCENT,
+	     .value = &opts->min_percent,
+	     .argh = "<p>",
+	     .help = "--flat, --tree: leave out entries below <p> percent (tree: of total)"},
+	    {.long_name = "pid",
+	     .type = XP_OPT_STRING,
+	     .value = &opts->pid_arg,
+	     .argh = "<pid>[,<pid>...]",
+	     .help = "only samples of these processes"},
+	    {.long_name = "tid",
+	     .type = XP_OPT_STRING,
+	     .value = &opts->tid_arg,
+	     .argh = "<tid>[,<tid>...]",
+	     .help = "only samples of these threads"},
+	    {.long_name = "comm",
+	     .type = XP_OPT_STRING,
+	     .value = &opts->comm_arg,
+	     .argh = "<name>[,<name>...]",
+	     .help = "only samples of processes or threads with these names"},
+	    {.long_name = "per-thread",
+	     .type = XP_OPT_FLAG,
+	     .value = &opts->per_thread,
+	     .help = "put a 'comm/tid' frame at the root of every stack"},
 	    {.type = XP_OPT_END},
 	};
+	const char *first = NULL;
+	size_t i;
 	int ret = xp_parse_options(argc, argv, options, &report_help, 0);
 
 	if (ret == XP_PARSE_HELP)
@@ -67,13 +229,31 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 		return 2;
 	if (ret < argc)
 		return xp_usage_error(&report_help, "unexpected argument '%s'", argv[ret]);
-	if (folded && flat)
+	if (format >= 0)
+		chosen[format] = true;
+	for (i = 0; i < NR_FORMATS; i++) {
+		if (!chosen[i])
+			continue;
+		if (first)
+			return xp_usage_error(&report_help,
+					      "options '--%s' and '--%s' cannot be used together",
+					      first, formats[i].name);
+		first = formats[i].name;
+		opts->format = formats[i].format;
+	}
+	if (sort >= 0)
+		opts->sort = sort ? OUT_SORT_TOTAL : OUT_SORT_SELF;
+	if ((sort >= 0 || opts->limit || opts->min_percent > 0) && opts->format != REPORT_FLAT &&
+	    opts->format != REPORT_TREE)
 		return xp_usage_error(&report_help,
-				      "options '--folded' and '--flat' cannot be used together");
-	if (folded)
-		opts->format = REPORT_FOLDED;
-	else if (flat)
-		opts->format = REPORT_FLAT;
+				      "options '--sort', '--limit' and '--min-percent' apply only "
+				      "to --flat and --tree");
+	if (opts->pid_arg && parse_ids(opts->pid_arg, "--pid", opts->pids, &opts->nr_pids))
+		return 2;
+	if (opts->tid_arg && parse_ids(opts->tid_arg, "--tid", opts->tids, &opts->nr_tids))
+		return 2;
+	if (opts->comm_arg && parse_comms(opts))
+		return 2;
 	return 0;
 }
 
@@ -103,20 +283,97 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	return 1;
 }
 
+/* What the writers are told about the profile besides its stacks. */
+static void fill_out_opts(const struct report_opts *opts, const struct profile *p,
+			  struct out_opts *oo)
+{
+	uint64_t v;
+	size_t i;
+
+	*oo = (struct out_opts){
+	    .sort = (enum out_sort)opts->sort,
+	    .limit = opts->limit,
+	    .min_percent = opts->min_percent,
+	    .title = p->name,
+	    .start_ns = p->start_ns,
+	};
+	for (i = 0; i < p->nr_procs && !oo->exe; i++)
+		if (p->procs[i].exe[0])
+			oo->exe = p->procs[i].exe;
+	if (profile_stat(p, "duration_ns", &v))
+		oo->duration_ns = v;
+	if (profile_stat(p, "freq_hz", &v) && v)
+		oo->period_ns = 1000000000ull / v;
+	if (profile_stat(p, "mode_wall", &v))
+		oo->wall = v != 0;
+}
+
+/* A report between aggregation and writing. */
+struct report_run {
+	const struct out_ops *ops;
+	struct resolver r;
+	struct out_opts oo;
+	struct agg a;
+};
+
+/*
+ * Symbolize and aggregate what @opts asks for.  0, or -1 after printing an
+ * error (the filters left nothing).  Call report_done in both cases.
+ */
+static int report_prepare(const struct report_opts *opts, const struct profile *p,
+			  struct report_run *run)
+{
+	struct agg_opts ao = {
+	    .pids = opts->pids,
+	    .nr_pids = opts->nr_pids,
+	    .tids = opts->tids,
+	    .nr_tids = opts->nr_tids,
+	    .comms = opts->comms,
+	    .nr_comms = opts->nr_comms,
+	};
+
+	run->ops = format_ops(opts->format);
+	run->r = (struct resolver){p, symbolizer_new(NULL)};
+	if (run->ops->flags & OUT_THREADS)
+		ao.flags |= AGG_THREADS;
+	if (run->ops->flags & OUT_LOCATIONS)
+		ao.flags |= AGG_LOCATIONS;
+	if (opts->per_thread)
+		ao.flags |= AGG_THREAD_FRAME;
+	fill_out_opts(opts, p, &run->oo);
+	agg_init(&run->a);
+	agg_build_opts(&run->a, p, &ao, resolve_frame, &run->r);
+	if (!run->a.total_count && run->a.filtered_count) {
+		xp_error("no samples in '%s' pass the filters (%llu left out)", p->name,
+			 (unsigned long long)run->a.filtered_count);
+		xp_hint("see the threads and processes with 'xprof report --per-thread --flat'");
+		return -1;
+	}
+	return 0;
+}
+
+/* 0, or -1 after printing an error.  Checking @out for write errors is the caller's job. */
+static int report_write(struct report_run *run, FILE *out)
+{
+	if (out_write_opts(run->ops, out, &run->a, &run->oo))
+		return xp_error("cannot write the %s report", run->ops->name);
+	return 0;
+}
+
+static void report_done(struct report_run *run)
+{
+	agg_release(&run->a);
+	symbolizer_free(run->r.sym);
+}
+
 int report_profile(const struct report_opts *opts, const struct profile *p, FILE *out)
 {
-	const struct out_ops *ops = opts->format == REPORT_FOLDED ? &out_folded : &out_flat;
-	struct resolver r = {p, symbolizer_new(NULL)};
-	struct agg a;
-	int ret;
+	struct report_run run;
+	int ret = report_prepare(opts, p, &run);
 
-	agg_init(&a);
-	agg_build(&a, p, resolve_frame, &r);
-	ret = out_write(ops, out, &a);
-	if (ret)
-		xp_error("cannot write the %s report", ops->name);
-	agg_release(&a);
-	symbolizer_free(r.sym);
+	if (!ret)
+		ret = report_write(&run, out);
+	report_done(&run);
 	return ret;
 }
 
@@ -149,6 +406,7 @@ static int load(struct profile *p, const char *input)
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts opts = REPORT_OPTS_INIT;
+	struct report_run run;
 	bool to_stdout;
 	struct profile p;
 	FILE *out;
@@ -159,20 +417,33 @@ int cmd_report(int argc, char **argv)
 		return 0;
 	if (ret)
 		return ret;
+	to_stdout = !opts.output || !strcmp(opts.output, "-");
+	if (to_stdout && (format_ops(opts.format)->flags & OUT_BINARY) && isatty(STDOUT_FILENO)) {
+		xp_error("refusing to write binary %s data to a terminal",
+			 format_ops(opts.format)->name);
+		xp_hint("use -o FILE, or redirect standard output");
+		return 2;
+	}
 	profile_init(&p);
 	if (load(&p, opts.input)) {
 		profile_release(&p);
 		return 1;
 	}
-	/* Only now: a failed report must not truncate an earlier output file. */
-	to_stdout = !opts.output || !strcmp(opts.output, "-");
-	out = to_stdout ? stdout : fopen(opts.output, "w");
-	if (!out) {
-		xp_error("cannot create '%s': %s", opts.output, strerror(errno));
+	if (report_prepare(&opts, &p, &run)) {
+		report_done(&run);
 		profile_release(&p);
 		return 1;
 	}
-	ret = report_profile(&opts, &p, out) ? 1 : 0;
+	/* Only now: a failed report must not truncate an earlier output file. */
+	out = to_stdout ? stdout : fopen(opts.output, "w");
+	if (!out) {
+		xp_error("cannot create '%s': %s", opts.output, strerror(errno));
+		report_done(&run);
+		profile_release(&p);
+		return 1;
+	}
+	ret = report_write(&run, out) ? 1 : 0;
+	report_done(&run);
 	profile_release(&p);
 	if (to_stdout)
 		return ret; /* main checks standard output */

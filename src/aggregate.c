@@ -4,20 +4,24 @@
  * stack), then each group named once through the resolver and merged with
  * the groups whose names are equal.  Names are interned to dense ids so
  * stacks compare as integer arrays and writers can tally per function in
- * plain arrays.  No symbolization logic lives here.
+ * plain arrays.  Filters are applied to each sample before grouping.  No
+ * symbolization logic lives here: a frame's mapping is looked up only to
+ * record where it came from (AGG_LOCATIONS).
  */
 #include "aggregate.h"
 #include "err.h"
 #include "hash.h"
 #include "profile.h"
+#include "unwind.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct group {
-	pid_t pid;
+	pid_t pid, tid; /* tid 0 unless threads are kept apart */
 	uint64_t epoch;
 	size_t stack; /* index into profile.stacks */
 	uint64_t t;   /* of the first sample */
@@ -60,10 +64,13 @@ void agg_release(struct agg *a)
 
 	for (i = 0; i < a->nr_names; i++)
 		free(a->names[i]);
-	for (i = 0; i < a->nr_stacks; i++)
+	for (i = 0; i < a->nr_stacks; i++) {
 		free((uint32_t *)a->stacks[i].frames);
+		free((uint32_t *)a->stacks[i].locs);
+	}
 	free(a->names);
 	free(a->stacks);
+	free(a->locs);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -97,43 +104,63 @@ static uint32_t intern(struct agg *a, struct table *t, const char *s)
 
 /* ---- symbolized stacks --------------------------------------------------- */
 
-static uint64_t stack_hash(uint32_t comm, const uint32_t *frames, uint32_t nr)
+/* @locs is NULL or parallel to @frames. */
+static uint64_t stack_hash(const struct agg_stack *s)
 {
-	uint64_t h = xp_fnv1a(XP_FNV_INIT, &comm, sizeof(comm));
+	uint64_t h = xp_fnv1a(XP_FNV_INIT, &s->comm, sizeof(s->comm));
 
-	return xp_mix64(xp_fnv1a(h, frames, nr * sizeof(*frames)) ^ nr);
+	h = xp_fnv1a(h, &s->thread, sizeof(s->thread));
+	h = xp_fnv1a(h, s->frames, s->nr * sizeof(*s->frames));
+	if (s->locs)
+		h = xp_fnv1a(h, s->locs, s->nr * sizeof(*s->locs));
+	return xp_mix64(h ^ s->nr);
 }
 
 static uint64_t stack_hash_of(const void *ctx, size_t i)
 {
-	const struct agg_stack *s = &((const struct agg *)ctx)->stacks[i];
-
-	return stack_hash(s->comm, s->frames, s->nr);
+	return stack_hash(&((const struct agg *)ctx)->stacks[i]);
 }
 
-static void add_stack(struct agg *a, struct table *t, uint32_t comm, const uint32_t *frames,
-		      uint32_t nr, uint64_t count, uint64_t weight)
+static bool stack_equal(const struct agg_stack *x, const struct agg_stack *y)
+{
+	return x->comm == y->comm && x->thread == y->thread && x->nr == y->nr &&
+	       !memcmp(x->frames, y->frames, x->nr * sizeof(*x->frames)) &&
+	       (!x->locs || !memcmp(x->locs, y->locs, x->nr * sizeof(*x->locs)));
+}
+
+/* Add @key's samples to the equal stack, or a copy of @key as a new one. */
+static void add_stack(struct agg *a, struct table *t, const struct agg_stack *key)
 {
 	struct agg_stack *s;
 	uint32_t *copy;
 	size_t j;
 
 	table_reserve(t, a->nr_stacks, stack_hash_of, a);
-	for (j = (size_t)stack_hash(comm, frames, nr) & (t->cap - 1); t->slots[j];
-	     j = (j + 1) & (t->cap - 1)) {
+	for (j = (size_t)stack_hash(key) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1)) {
 		s = &a->stacks[t->slots[j] - 1];
-		if (s->comm == comm && s->nr == nr &&
-		    !memcmp(s->frames, frames, nr * sizeof(*frames))) {
-			s->count += count;
-			s->weight += weight;
+		if (stack_equal(s, key)) {
+			s->count += key->count;
+			s->weight += key->weight;
 			return;
 		}
 	}
 	xp_grow((void **)&a->stacks, &a->alloc_stacks, a->nr_stacks + 1, sizeof(*a->stacks));
-	copy = xp_malloc(nr * sizeof(*copy));
-	memcpy(copy, frames, nr * sizeof(*copy));
-	a->stacks[a->nr_stacks] = (struct agg_stack){comm, nr, copy, count, weight};
+	s = &a->stacks[a->nr_stacks];
+	*s = *key;
+	copy = xp_malloc(key->nr * sizeof(*copy) + 1);
+	memcpy(copy, key->frames, key->nr * sizeof(*copy));
+	s->frames = copy;
+	if (key->locs) {
+		copy = xp_malloc(key->nr * sizeof(*copy) + 1);
+		memcpy(copy, key->locs, key->nr * sizeof(*copy));
+		s->locs = copy;
+	}
 	t->slots[j] = ++a->nr_stacks;
+}
+
+static int cmp_u32(uint32_t x, uint32_t y)
+{
+	return (x > y) - (x < y);
 }
 
 static int cmp_stack(const void *x, const void *y, void *ctx)
@@ -144,11 +171,52 @@ static int cmp_stack(const void *x, const void *y, void *ctx)
 	int c;
 
 	c = strcmp(names[a->comm], names[b->comm]);
+	if (!c && a->thread != b->thread)
+		c = a->thread == AGG_NONE   ? -1
+		    : b->thread == AGG_NONE ? 1
+					    : strcmp(names[a->thread], names[b->thread]);
 	for (i = 0; !c && i < a->nr && i < b->nr; i++)
 		c = strcmp(names[a->frames[i]], names[b->frames[i]]);
-	if (c)
-		return c;
-	return (a->nr > b->nr) - (a->nr < b->nr);
+	if (!c)
+		c = cmp_u32(a->nr, b->nr);
+	/* Equal names, other code (AGG_LOCATIONS): order by where they were first met. */
+	for (i = 0; !c && a->locs && i < a->nr; i++)
+		c = cmp_u32(a->locs[i], b->locs[i]);
+	return c;
+}
+
+/* ---- locations ----------------------------------------------------------- */
+
+static uint64_t loc_hash(const struct agg_loc *l)
+{
+	uint64_t h = xp_mix64((uint64_t)(uintptr_t)l->map ^ l->addr * 0x9e3779b97f4a7c15ull);
+
+	return xp_mix64(h ^ ((uint64_t)l->flags << 32 | l->name));
+}
+
+static uint64_t loc_hash_of(const void *ctx, size_t i)
+{
+	return loc_hash(&((const struct agg *)ctx)->locs[i]);
+}
+
+static uint32_t intern_loc(struct agg *a, struct table *t, const struct agg_loc *l)
+{
+	const struct agg_loc *o;
+	size_t j;
+
+	table_reserve(t, a->nr_locs, loc_hash_of, a);
+	for (j = (size_t)loc_hash(l) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1)) {
+		o = &a->locs[t->slots[j] - 1];
+		if (o->map == l->map && o->addr == l->addr && o->flags == l->flags &&
+		    o->name == l->name)
+			return (uint32_t)(t->slots[j] - 1);
+	}
+	if (a->nr_locs >= AGG_LOC_INLINED)
+		XP_BUG("more than 2^31 distinct code locations");
+	xp_grow((void **)&a->locs, &a->alloc_locs, a->nr_locs + 1, sizeof(*a->locs));
+	a->locs[a->nr_locs] = *l;
+	t->slots[j] = ++a->nr_locs;
+	return (uint32_t)(a->nr_locs - 1);
 }
 
 /* ---- samples into groups ------------------------------------------------- */
@@ -160,39 +228,83 @@ struct groups {
 	struct table t;
 };
 
-static uint64_t group_hash(pid_t pid, uint64_t epoch, size_t stack)
+static uint64_t group_hash(pid_t pid, pid_t tid, uint64_t epoch, size_t stack)
 {
-	return xp_mix64(xp_mix64((uint64_t)(uint32_t)pid ^ epoch << 32) ^ stack);
+	uint64_t ids = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
+
+	return xp_mix64(xp_mix64(ids ^ epoch * 0x9e3779b97f4a7c15ull) ^ stack);
 }
 
 static uint64_t group_hash_of(const void *ctx, size_t i)
 {
 	const struct group *g = &((const struct groups *)ctx)->g[i];
 
-	return group_hash(g->pid, g->epoch, g->stack);
+	return group_hash(g->pid, g->tid, g->epoch, g->stack);
 }
 
-static void group_samples(struct groups *gs, const struct profile *p)
+static bool has_pid(const pid_t *list, size_t nr, pid_t pid)
 {
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (list[i] == pid)
+			return true;
+	return false;
+}
+
+static bool has_name(const char *const *list, size_t nr, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < nr; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+static bool sample_wanted(const struct profile *p, const struct agg_opts *o,
+			  const struct profile_sample *s)
+{
+	if (o->nr_pids && !has_pid(o->pids, o->nr_pids, s->pid))
+		return false;
+	if (o->nr_tids && !has_pid(o->tids, o->nr_tids, s->tid))
+		return false;
+	if (o->nr_comms && !has_name(o->comms, o->nr_comms, profile_comm(p, s->pid, s->t)) &&
+	    !has_name(o->comms, o->nr_comms, profile_thread_comm(p, s->tid, s->t)))
+		return false;
+	return true;
+}
+
+static void group_samples(struct groups *gs, struct agg *a, const struct profile *p,
+			  const struct agg_opts *o)
+{
+	bool threads = o->flags & (AGG_THREADS | AGG_THREAD_FRAME);
 	size_t i, j;
 
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		uint64_t epoch = profile_epoch(p, s->pid, s->t);
+		pid_t tid = threads ? s->tid : 0;
 		struct group *g = NULL;
 
+		if (!sample_wanted(p, o, s)) {
+			a->filtered_count++;
+			a->filtered_weight += s->weight;
+			continue;
+		}
 		table_reserve(&gs->t, gs->nr, group_hash_of, gs);
-		for (j = (size_t)group_hash(s->pid, epoch, s->stack) & (gs->t.cap - 1);
+		for (j = (size_t)group_hash(s->pid, tid, epoch, s->stack) & (gs->t.cap - 1);
 		     gs->t.slots[j]; j = (j + 1) & (gs->t.cap - 1)) {
 			g = &gs->g[gs->t.slots[j] - 1];
-			if (g->pid == s->pid && g->epoch == epoch && g->stack == s->stack)
+			if (g->pid == s->pid && g->tid == tid && g->epoch == epoch &&
+			    g->stack == s->stack)
 				break;
 			g = NULL;
 		}
 		if (!g) {
 			xp_grow((void **)&gs->g, &gs->alloc, gs->nr + 1, sizeof(*gs->g));
 			g = &gs->g[gs->nr];
-			*g = (struct group){s->pid, epoch, s->stack, s->t, 0, 0};
+			*g = (struct group){s->pid, tid, epoch, s->stack, s->t, 0, 0};
 			gs->t.slots[j] = ++gs->nr;
 		}
 		g->count++;
@@ -208,28 +320,76 @@ static unsigned int hex_label(const struct agg_frame_req *req, const char **labe
 	return 1;
 }
 
-void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, void *ctx)
+/* Where frame @f of @g's stack came from. */
+static struct agg_loc frame_loc(const struct profile *p, const struct group *g,
+				const struct profile_stack *st, uint32_t f)
 {
+	uint8_t flags = st->flags[f];
+	struct agg_loc l = {NULL, unwind_lookup_pc(st->pcs[f], flags), flags, 0};
+
+	if (!(flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
+		l.map = profile_find_mapping(p, g->pid, g->t, l.addr);
+	return l;
+}
+
+/* "comm/tid", named as the thread was at @g's first sample. */
+static uint32_t thread_label(struct agg *a, struct table *names, const struct profile *p,
+			     const struct group *g, const char *comm)
+{
+	const char *tcomm = profile_thread_comm(p, g->tid, g->t);
+	char buf[96];
+
+	snprintf(buf, sizeof(buf), "%s/%d", tcomm ? tcomm : comm, (int)g->tid);
+	return intern(a, names, buf);
+}
+
+void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opts *opts,
+		    agg_resolve_fn resolve, void *ctx)
+{
+	static const struct agg_opts none;
+	const struct agg_opts *o = opts ? opts : &none;
+	bool with_locs = o->flags & AGG_LOCATIONS;
 	struct groups gs = {0};
-	struct table names = {0}, stacks = {0};
+	struct table names = {0}, stacks = {0}, locs = {0};
 	const char *labels[AGG_MAX_LABELS];
-	uint32_t *frames = NULL;
-	unsigned long alloc = 0;
+	uint32_t *frames = NULL, *flocs = NULL;
+	unsigned long alloc = 0, alloc_locs = 0;
 	char hexbuf[32], commbuf[32];
 	size_t i;
 
-	group_samples(&gs, p);
+	a->flags = o->flags;
+	if (a->flags & AGG_THREAD_FRAME)
+		a->flags |= AGG_THREADS;
+	group_samples(&gs, a, p, o);
 	/* Never NULL, even for empty stacks: memcmp/memcpy of NULL is undefined. */
 	xp_grow((void **)&frames, &alloc, 1, sizeof(*frames));
+	xp_grow((void **)&flocs, &alloc_locs, 1, sizeof(*flocs));
 	for (i = 0; i < gs.nr; i++) {
 		const struct group *g = &gs.g[i];
 		const struct profile_stack *st = &p->stacks[g->stack];
 		const char *comm = profile_comm(p, g->pid, g->t);
+		struct agg_stack key = {.thread = AGG_NONE, .count = g->count, .weight = g->weight};
 		uint32_t f, n = 0;
 
+		if (!comm) {
+			snprintf(commbuf, sizeof(commbuf), "pid-%d", (int)g->pid);
+			comm = commbuf;
+		}
+		key.comm = intern(a, &names, comm);
+		if (a->flags & AGG_THREADS)
+			key.thread = thread_label(a, &names, p, g, comm);
+		if (a->flags & AGG_THREAD_FRAME) {
+			struct agg_loc l = {.name = key.thread};
+
+			frames[n] = key.thread;
+			if (with_locs)
+				flocs[n] = intern_loc(a, &locs, &l);
+			n++;
+		}
 		for (f = st->nr; f-- > 0;) {
 			struct agg_frame_req req = {g->pid, g->t, st->pcs[f], st->flags[f]};
 			unsigned int k;
+			uint32_t first = n;
 
 			if (resolve)
 				k = resolve(ctx, &req, labels, AGG_MAX_LABELS);
@@ -245,19 +405,36 @@ void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, v
 			/* Labels come innermost first; stacks are stored root first. */
 			while (k--)
 				frames[n++] = intern(a, &names, labels[k]);
+			if (with_locs) {
+				struct agg_loc l = frame_loc(p, g, st, f);
+				uint32_t id, j;
+
+				l.name = frames[first];
+				id = intern_loc(a, &locs, &l);
+				xp_grow((void **)&flocs, &alloc_locs, n, sizeof(*flocs));
+				for (j = first; j < n; j++)
+					flocs[j] = j == first ? id : id | AGG_LOC_INLINED;
+			}
 		}
-		if (!comm) {
-			snprintf(commbuf, sizeof(commbuf), "pid-%d", (int)g->pid);
-			comm = commbuf;
-		}
-		add_stack(a, &stacks, intern(a, &names, comm), frames, n, g->count, g->weight);
+		key.nr = n;
+		key.frames = frames;
+		key.locs = with_locs ? flocs : NULL;
+		add_stack(a, &stacks, &key);
 		a->total_count += g->count;
 		a->total_weight += g->weight;
 	}
-	qsort_r(a->stacks, a->nr_stacks, sizeof(*a->stacks), cmp_stack, a->names);
+	if (a->nr_stacks) /* a->stacks may be NULL: none kept */
+		qsort_r(a->stacks, a->nr_stacks, sizeof(*a->stacks), cmp_stack, a->names);
 	free(frames);
+	free(flocs);
 	free(gs.g);
 	free(gs.t.slots);
 	free(names.slots);
 	free(stacks.slots);
+	free(locs.slots);
+}
+
+void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, void *ctx)
+{
+	agg_build_opts(a, p, NULL, resolve, ctx);
 }

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 struct profile;
+struct profile_mapping;
 
 /* A frame to name. */
 struct agg_frame_req {
@@ -38,13 +39,60 @@ struct agg_frame_req {
 typedef unsigned int (*agg_resolve_fn)(void *ctx, const struct agg_frame_req *req,
 				       const char **labels, unsigned int max);
 
+/* No name: agg_stack.thread when threads are not kept apart. */
+#define AGG_NONE UINT32_MAX
+/* In agg_stack.locs: this frame was inlined into the frame before it (same pc). */
+#define AGG_LOC_INLINED (1u << 31)
+
+/*
+ * Where a frame came from (AGG_LOCATIONS): one recorded pc.  Equal
+ * locations always name alike, so a location stands for the frames of one
+ * pc (several when the pc is in inlined code).
+ */
+struct agg_loc {
+	const struct profile_mapping *map; /* in the profile; NULL: none (marker, unmapped) */
+	uint64_t addr; /* looked up (pc - 1 rule applied); 0 for a thread frame */
+	uint8_t flags; /* enum xp_frame_flags as recorded */
+	uint32_t name; /* name id of its outermost frame */
+};
+
 /* One distinct symbolized stack. */
 struct agg_stack {
 	uint32_t comm;		/* name id of the process name */
+	uint32_t thread;	/* name id of "comm/tid" (AGG_THREADS), else AGG_NONE */
 	uint32_t nr;		/* number of frames */
 	const uint32_t *frames; /* name ids, root first; leaf is frames[nr - 1] */
-	uint64_t count;		/* samples */
-	uint64_t weight;	/* sum of their weights */
+	/*
+	 * AGG_LOCATIONS: per frame, an index into agg.locs, with
+	 * AGG_LOC_INLINED set on every frame but the outermost of a pc.
+	 * NULL otherwise.
+	 */
+	const uint32_t *locs;
+	uint64_t count;	 /* samples */
+	uint64_t weight; /* sum of their weights */
+};
+
+enum agg_flags {
+	AGG_THREADS = 1 << 0, /* keep threads apart: agg_stack.thread names each */
+	AGG_THREAD_FRAME =
+	    1 << 1,		/* and put that name at the root as a frame (implies AGG_THREADS) */
+	AGG_LOCATIONS = 1 << 2, /* fill agg.locs and agg_stack.locs */
+};
+
+/*
+ * Which samples to keep.  Each list is empty (no condition) or the values
+ * one of which must match; a sample must pass every non-empty list.  A
+ * name matches the process's name or the thread's (as profile_comm and
+ * profile_thread_comm give them at the sample's time).
+ */
+struct agg_opts {
+	unsigned int flags; /* enum agg_flags */
+	const pid_t *pids;
+	size_t nr_pids;
+	const pid_t *tids;
+	size_t nr_tids;
+	const char *const *comms;
+	size_t nr_comms;
 };
 
 struct agg {
@@ -54,19 +102,31 @@ struct agg {
 	/* Sorted by comm, then frame names from the root: deterministic. */
 	struct agg_stack *stacks;
 	size_t nr_stacks;
+	/* Of the samples kept (all of them without filters). */
 	uint64_t total_count, total_weight;
+	/* Samples left out by the filters, and their weight. */
+	uint64_t filtered_count, filtered_weight;
+	unsigned int flags;   /* enum agg_flags the stacks were built with */
+	struct agg_loc *locs; /* AGG_LOCATIONS */
+	size_t nr_locs;
 
-	unsigned long alloc_names, alloc_stacks;
+	unsigned long alloc_names, alloc_stacks, alloc_locs;
 };
 
 void agg_init(struct agg *a);
 void agg_release(struct agg *a);
 
 /*
- * Aggregate every sample of @p into @a (freshly initialised).  @resolve
- * names frames; NULL labels each frame with its pc in hex (tests).  Always
- * succeeds; a profile without samples gives no stacks.
+ * Aggregate the samples of @p that pass @opts (NULL: all, no flags) into
+ * @a (freshly initialised).  @resolve names frames; NULL labels each frame
+ * with its pc in hex (tests).  Always succeeds; a profile without samples
+ * (or none passing) gives no stacks.  The locations point into @p, which
+ * must outlive @a's use.
  */
+void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opts *opts,
+		    agg_resolve_fn resolve, void *ctx);
+
+/* agg_build_opts without options. */
 void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, void *ctx);
 
 #endif

@@ -3,14 +3,18 @@
  * xprof's entry point: global options (-v, -q, --version, -h), then dispatch
  * to a subcommand through a sorted table, as git does.  After the command
  * returns, stdout is flushed and checked so a failed write is an error.
+ * 'xprof help <cmd>' shows the manual page on a terminal, else --help.
  */
 #include "err.h"
 #include "version.h"
 #include "../cmd/cmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 struct cmd_struct {
 	const char *name;
@@ -20,6 +24,7 @@ struct cmd_struct {
 
 static const struct cmd_struct commands[] = {
     {"attach", cmd_attach, "profile running processes for a while, then detach"},
+    {"dump", cmd_dump, "print the call stacks of every thread of a running process"},
     {"help", cmd_help, "show help for xprof or one of its commands"},
     {"record", cmd_record, "run a command and profile it until it exits"},
     {"report", cmd_report, "read a data file and print the profile"},
@@ -44,8 +49,10 @@ static void print_main_help(FILE *f)
 	      "    -h, --help       show this help\n\n"
 	      "EXAMPLES\n"
 	      "    xprof record -- ./app arg        # profile ./app until it exits\n"
-	      "    xprof report --folded            # folded stacks from xprof.data\n"
-	      "    xprof report --flat              # functions by self time\n\n"
+	      "    xprof report                     # functions by self time\n"
+	      "    xprof report --flamegraph -o app.html\n"
+	      "    xprof attach -p 4242 -d 30s      # 30 s of a running process\n"
+	      "    xprof dump -p 4242               # its stacks, right now\n\n"
 	      "See 'xprof help <command>' for one command.\n",
 	      f);
 }
@@ -68,6 +75,40 @@ static const struct cmd_struct *find_command(const char *name)
 	return NULL;
 }
 
+/*
+ * git help's behaviour: on a terminal, show the manual page xprof-@cmd if
+ * man(1) finds it ('man -w' succeeds), by replacing this process with man.
+ * Returns only when it did not (no terminal, no man, no page): the caller
+ * prints the --help text instead.
+ */
+static void show_man_page(const char *cmd)
+{
+	char page[64];
+	int status, fd;
+	pid_t pid;
+
+	if (!isatty(STDOUT_FILENO))
+		return;
+	snprintf(page, sizeof(page), "xprof-%s", cmd);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		execlp("man", "man", "-w", page, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return;
+	execlp("man", "man", page, (char *)NULL);
+	xp_debug(1, "cannot run man: %s", strerror(errno));
+}
+
 int cmd_help(int argc, char **argv)
 {
 	char help_opt[] = "--help";
@@ -84,6 +125,7 @@ int cmd_help(int argc, char **argv)
 		xp_hint("see 'xprof --help'");
 		return 2;
 	}
+	show_man_page(c->name);
 	hargv[0] = argv[1];
 	return c->fn(2, hargv);
 }

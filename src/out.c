@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The driver shared by every output writer: feeds the aggregated stacks
- * through a writer's begin/add/end.  The formats themselves live in
- * out_<format>.c.
+ * through a writer's begin/add/end, and the escaping helpers the text
+ * formats share.  The formats themselves live in out_<format>.c.
  */
 #include "out.h"
 #include "aggregate.h"
 
-int out_write(const struct out_ops *ops, FILE *f, const struct agg *a)
+int out_write_opts(const struct out_ops *ops, FILE *f, const struct agg *a,
+		   const struct out_opts *opts)
 {
+	static const struct out_opts defaults;
 	struct out o = {
 	    .ops = ops,
 	    .f = f,
-	    .info = {(const char *const *)a->names, a->nr_names, a->total_count, a->total_weight},
+	    .info = {(const char *const *)a->names, a->nr_names, a->total_count, a->total_weight, a,
+		     opts ? opts : &defaults},
 	};
 	size_t i;
 	int ret = 0;
@@ -26,6 +29,11 @@ int out_write(const struct out_ops *ops, FILE *f, const struct agg *a)
 	return ret;
 }
 
+int out_write(const struct out_ops *ops, FILE *f, const struct agg *a)
+{
+	return out_write_opts(ops, f, a, NULL);
+}
+
 void out_put_name(FILE *f, const char *name)
 {
 	for (; *name; name++) {
@@ -33,4 +41,69 @@ void out_put_name(FILE *f, const char *name)
 
 		putc(c < 0x20 || c == 0x7f ? '?' : c, f);
 	}
+}
+
+double out_share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Length of the valid UTF-8 sequence at @s (1..4), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	uint32_t cp;
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	cp = s[0] & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0; /* also stops at the terminating NUL */
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void out_put_json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	putc('"', f);
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (!n) {
+			fputs("\\ufffd", f);
+			p++;
+		} else if (n > 1) {
+			/* U+2028 and U+2029 end a line in older JavaScript. */
+			if (n == 3 && p[0] == 0xe2 && p[1] == 0x80 &&
+			    (p[2] == 0xa8 || p[2] == 0xa9))
+				fprintf(f, "\\u%04x", p[2] == 0xa8 ? 0x2028 : 0x2029);
+			else
+				fwrite(p, 1, n, f);
+			p += n;
+		} else if (*p == '"' || *p == '\\') {
+			putc('\\', f);
+			putc(*p++, f);
+		} else if (*p < 0x20 || *p == 0x7f || *p == '<' || *p == '>' || *p == '&') {
+			fprintf(f, "\\u%04x", *p++);
+		} else {
+			putc(*p++, f);
+		}
+	}
+	putc('"', f);
 }

@@ -5,11 +5,14 @@
  * begin, add once per distinct stack, end.  A writer prints only to the
  * FILE it is given (report passes stdout or the -o file); it never opens
  * files or prints diagnostics, and leaves checking the stream for write
- * errors to its caller.  Not thread-safe.
+ * errors to its caller.  A writer states in its flags what it needs from
+ * aggregation (threads kept apart, code locations) and whether its output
+ * is binary.  Not thread-safe.
  */
 #ifndef XPROF_SRC_OUT_H
 #define XPROF_SRC_OUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,12 +20,33 @@
 struct agg;
 struct agg_stack;
 
+enum out_sort {
+	OUT_SORT_DEFAULT = 0, /* the writer's own: self for flat, total for tree */
+	OUT_SORT_SELF,
+	OUT_SORT_TOTAL,
+};
+
+/* Choices of the report command line and facts about the profile. */
+struct out_opts {
+	enum out_sort sort; /* flat, tree */
+	uint64_t limit;	    /* flat: rows; tree: entries under each node; 0: no limit */
+	double min_percent; /* flat: rows, tree: entries whose share is below are left out */
+	const char *title;  /* flamegraph, speedscope, pprof comment: NULL for none */
+	const char *exe;    /* path of the main program (pprof lists its mapping first) */
+	uint64_t start_ns;  /* wall clock at the start of recording, ns since the epoch */
+	uint64_t duration_ns;
+	uint64_t period_ns; /* sampling period asked for; 0: unknown */
+	bool wall;	    /* weights are elapsed time (--mode wall), not CPU time */
+};
+
 /* What a writer may need besides the stacks. */
 struct out_info {
 	const char *const *names; /* labels by id (agg.names) */
 	size_t nr_names;
-	uint64_t total_count;  /* samples */
-	uint64_t total_weight; /* their weight: percentages are shares of this */
+	uint64_t total_count;	     /* samples */
+	uint64_t total_weight;	     /* their weight: percentages are shares of this */
+	const struct agg *agg;	     /* everything, for the writers that need more */
+	const struct out_opts *opts; /* never NULL */
 };
 
 struct out {
@@ -32,8 +56,15 @@ struct out {
 	void *priv; /* the writer's state between begin and end */
 };
 
+enum out_flags {
+	OUT_BINARY = 1 << 0,	/* never written to a terminal */
+	OUT_THREADS = 1 << 1,	/* wants stacks built with AGG_THREADS */
+	OUT_LOCATIONS = 1 << 2, /* wants stacks built with AGG_LOCATIONS */
+};
+
 struct out_ops {
-	const char *name; /* the format's name, as on the command line */
+	const char *name;   /* the format's name, as on the command line */
+	unsigned int flags; /* enum out_flags */
 	/* 0 or -1.  Sets up o->priv. */
 	int (*begin)(struct out *o);
 	/* One distinct stack with its sample count and weight sum.  0 or -1. */
@@ -42,8 +73,12 @@ struct out_ops {
 	int (*end)(struct out *o);
 };
 
-extern const struct out_ops out_folded; /* Brendan Gregg's folded stacks */
-extern const struct out_ops out_flat;	/* functions by self and total share */
+extern const struct out_ops out_folded;	    /* Brendan Gregg's folded stacks */
+extern const struct out_ops out_flat;	    /* functions by self and total share */
+extern const struct out_ops out_tree;	    /* call tree from the roots, with shares */
+extern const struct out_ops out_flamegraph; /* interactive flame graph, one HTML file */
+extern const struct out_ops out_pprof;	    /* gzipped profile.proto for pprof */
+extern const struct out_ops out_speedscope; /* speedscope JSON */
 
 /*
  * Print a frame or process name, each control character as '?': names can
@@ -52,9 +87,23 @@ extern const struct out_ops out_flat;	/* functions by self and total share */
 void out_put_name(FILE *f, const char *name);
 
 /*
- * Write every stack of @a to @f in the format of @ops.  0, or -1 when a
- * writer failed (nothing printed: the caller checks @f for I/O errors).
+ * Print @s as a JSON string literal, quotes included.  Invalid UTF-8 bytes
+ * become U+FFFD; '<', '>' and '&' are escaped too, so the literal can sit
+ * inside an HTML <script> element.
  */
+void out_put_json_string(FILE *f, const char *s);
+
+/* Share of @part in @whole, in percent; 0 when @whole is 0. */
+double out_share(uint64_t part, uint64_t whole);
+
+/*
+ * Write every stack of @a to @f in the format of @ops, with @opts (NULL:
+ * defaults).  0, or -1 when a writer failed (nothing printed: the caller
+ * checks @f for I/O errors).
+ */
+int out_write_opts(const struct out_ops *ops, FILE *f, const struct agg *a,
+		   const struct out_opts *opts);
+/* out_write_opts with the defaults. */
 int out_write(const struct out_ops *ops, FILE *f, const struct agg *a);
 
 #endif

@@ -5,7 +5,9 @@
  * on the stack, counted once per stack however deep it recurses), like
  * perf report's Self and Children columns and gprof's flat profile.
  * Shares are of the total weight; the sample counts are shown beside them.
- * Rows are sorted by self weight, largest first, then by name.
+ * Rows are sorted by self weight (or total, --sort total), largest first,
+ * then by name; --limit and --min-percent cut the list, and a last comment
+ * line says how many rows they left out.
  */
 #include "out.h"
 #include "aggregate.h"
@@ -61,39 +63,42 @@ static int flat_add(struct out *o, const struct agg_stack *s, uint64_t count, ui
 struct flat_sort {
 	const struct flat_func *fn;
 	const char *const *names;
+	bool by_total, by_count;
 };
+
+static uint64_t flat_key(const struct flat_sort *fs, const struct flat_func *f)
+{
+	if (fs->by_total)
+		return fs->by_count ? f->total_count : f->total_weight;
+	return fs->by_count ? f->self_count : f->self_weight;
+}
 
 static int cmp_row(const void *a, const void *b, void *ctx)
 {
 	const struct flat_sort *fs = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t wx = fs->fn[x].self_weight, wy = fs->fn[y].self_weight;
+	uint64_t wx = flat_key(fs, &fs->fn[x]), wy = flat_key(fs, &fs->fn[y]);
 
 	if (wx != wy)
 		return (wx < wy) - (wx > wy);
 	return strcmp(fs->names[x], fs->names[y]);
 }
 
-static double share(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 static int flat_end(struct out *o)
 {
+	const struct out_opts *opts = o->info.opts;
 	struct flat *fl = o->priv;
-	struct flat_sort fs = {fl->fn, o->info.names};
 	uint64_t whole = o->info.total_weight;
-	bool by_count = !whole;
-	uint32_t *rows = xp_malloc(o->info.nr_names * sizeof(*rows));
-	size_t i, nr = 0;
+	/* Without weights (all zero) the shares fall back to sample counts. */
+	struct flat_sort fs = {fl->fn, o->info.names, opts->sort == OUT_SORT_TOTAL, !whole};
+	uint32_t *rows = xp_malloc((o->info.nr_names + 1) * sizeof(*rows));
+	size_t i, nr = 0, shown = 0;
 
 	for (i = 0; i < o->info.nr_names; i++)
 		if (fl->fn[i].total_count)
 			rows[nr++] = (uint32_t)i;
 	qsort_r(rows, nr, sizeof(*rows), cmp_row, &fs);
-	/* Without weights (all zero) the shares fall back to sample counts. */
-	if (by_count)
+	if (fs.by_count)
 		whole = o->info.total_count;
 	fprintf(o->f, "# Samples: %" PRIu64 ", weight: %" PRIu64 "\n#\n", o->info.total_count,
 		o->info.total_weight);
@@ -101,13 +106,21 @@ static int flat_end(struct out *o)
 	for (i = 0; i < nr; i++) {
 		const struct flat_func *f = &fl->fn[rows[i]];
 
+		if (opts->limit && shown >= opts->limit)
+			break;
+		if (out_share(flat_key(&fs, f), whole) < opts->min_percent)
+			break; /* sorted by this key: every later row is smaller */
 		fprintf(o->f, "%8.2f%% %8.2f%% %9" PRIu64 " %9" PRIu64 "  ",
-			share(by_count ? f->self_count : f->self_weight, whole),
-			share(by_count ? f->total_count : f->total_weight, whole), f->self_count,
-			f->total_count);
+			out_share(fs.by_count ? f->self_count : f->self_weight, whole),
+			out_share(fs.by_count ? f->total_count : f->total_weight, whole),
+			f->self_count, f->total_count);
 		out_put_name(o->f, o->info.names[rows[i]]);
 		fputc('\n', o->f);
+		shown++;
 	}
+	if (shown < nr)
+		fprintf(o->f, "# %zu more functions below --min-percent or past --limit\n",
+			nr - shown);
 	free(rows);
 	free(fl->fn);
 	free(fl);

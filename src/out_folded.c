@@ -2,7 +2,8 @@
 /*
  * Folded stacks, the input of Brendan Gregg's flamegraph.pl and of most
  * flame graph tools: one line per distinct stack, the process name first
- * (as stackcollapse-perf.pl does), then the frames from the root, joined
+ * (as stackcollapse-perf.pl does; with --per-thread the "comm/tid" frame
+ * stands in its place), then the frames from the root, joined
  * by ';', then a space and the number of samples.  Lines are sorted
  * bytewise, so output is identical from run to run.  A ';' inside a name
  * would split a frame and a control character would break a line, so they
@@ -13,6 +14,7 @@
 #include "err.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,13 +54,16 @@ static size_t append_name(struct folded *fo, size_t len, const char *name)
 static int folded_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
 {
 	struct folded *fo = o->priv;
+	bool thread_root = o->info.agg->flags & AGG_THREAD_FRAME;
 	size_t len;
 	uint32_t i;
 
 	(void)weight;
-	len = append_name(fo, 0, o->info.names[s->comm]);
+	/* The thread frame, when there is one, is the root: no process name before it. */
+	len = thread_root ? append_name(fo, 0, "") : append_name(fo, 0, o->info.names[s->comm]);
 	for (i = 0; i < s->nr; i++) {
-		fo->buf[len++] = ';';
+		if (i || !thread_root)
+			fo->buf[len++] = ';';
 		len = append_name(fo, len, o->info.names[s->frames[i]]);
 	}
 	xp_grow((void **)&fo->lines, &fo->alloc, fo->nr + 1, sizeof(*fo->lines));

@@ -33,6 +33,7 @@ struct profile_index {
 	size_t stack_cap;
 	struct pid_index *pids; /* open addressing on pid; nr_procs + nr_maps == 0: empty */
 	size_t pid_cap;
+	size_t *threads; /* indices into profile.threads, by (tid, t, file order) */
 };
 
 void profile_init(struct profile *p)
@@ -54,6 +55,7 @@ static void index_free(struct profile_index *idx)
 	}
 	free(idx->pids);
 	free(idx->stack_slots);
+	free(idx->threads);
 	free(idx);
 }
 
@@ -797,12 +799,36 @@ static void index_pids(struct profile *p)
 	}
 }
 
+static int cmp_thread_idx(const void *a, const void *b, void *arg)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct profile_thread *x = &((const struct profile *)arg)->threads[i];
+	const struct profile_thread *y = &((const struct profile *)arg)->threads[j];
+
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return (i > j) - (i < j);
+}
+
+static void index_threads(struct profile *p)
+{
+	size_t i;
+
+	p->idx->threads = xp_malloc((p->nr_threads + 1) * sizeof(*p->idx->threads));
+	for (i = 0; i < p->nr_threads; i++)
+		p->idx->threads[i] = i;
+	qsort_r(p->idx->threads, p->nr_threads, sizeof(*p->idx->threads), cmp_thread_idx, p);
+}
+
 static void build_index(struct profile *p)
 {
 	p->idx = xp_calloc(1, sizeof(*p->idx));
 	index_stacks(p);
 	resolve_samples(p);
 	index_pids(p);
+	index_threads(p);
 }
 
 /* ---- loading ------------------------------------------------------------- */
@@ -892,6 +918,43 @@ const char *profile_comm(const struct profile *p, pid_t pid, uint64_t t)
 		if (p->threads[i].tid == pid && p->threads[i].comm[0])
 			return p->threads[i].comm;
 	return NULL;
+}
+
+const char *profile_thread_comm(const struct profile *p, pid_t tid, uint64_t t)
+{
+	const size_t *order = p->idx ? p->idx->threads : NULL;
+	size_t lo = 0, hi = p->nr_threads, first;
+	const struct profile_thread *th;
+
+	if (!order)
+		return NULL;
+	/* The first record of @tid, then the first of @tid later than @t. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->threads[order[mid]].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	hi = p->nr_threads;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		th = &p->threads[order[mid]];
+		if (th->tid == tid && th->t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > first)
+		th = &p->threads[order[lo - 1]];
+	else if (first < p->nr_threads && p->threads[order[first]].tid == tid)
+		th = &p->threads[order[first]];
+	else
+		return NULL;
+	return th->comm[0] ? th->comm : NULL;
 }
 
 uint64_t profile_epoch(const struct profile *p, pid_t pid, uint64_t t)

@@ -163,6 +163,13 @@ const struct profile_process *profile_process_at(const struct profile *p, pid_t 
 const char *profile_comm(const struct profile *p, pid_t pid, uint64_t t);
 
 /*
+ * The name of thread @tid at @t: the comm of its latest THREAD record at or
+ * before @t, else (a sample before the thread was announced) of its
+ * earliest.  NULL when @tid has no THREAD record with a non-empty comm.
+ */
+const char *profile_thread_comm(const struct profile *p, pid_t tid, uint64_t t);
+
+/*
  * The mapping of @pid that covered @addr at time @t (rules in
  * doc/data-format.md, MAPPING): the latest covering mapping seen at or
  * before @t and not older than the exec generation @t falls in; failing

@@ -3,8 +3,10 @@
  * libFuzzer target for the data file reader, the untrusted input of
  * 'xprof report' (files come from other machines).  Each input is loaded
  * from memory; when it loads, every sample is aggregated with the mapping
- * lookup of each frame, and both writers run, so the whole report path
- * short of opening ELF files is covered.  Seeds: the .xprof files of
+ * lookup of each frame, and every writer runs (with threads, locations and
+ * the per-thread root frame for the second round: what pprof, speedscope
+ * and --per-thread ask of aggregation), so the whole report path short of
+ * opening ELF files is covered.  Seeds: the .xprof files of
  * tests/data.  The library must be instrumented too, or libFuzzer sees no
  * coverage of the parser, hence the extra C flags:
  *
@@ -56,18 +58,27 @@ static unsigned int resolve(void *ctx, const struct agg_frame_req *req, const ch
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const struct out_ops *const writers[] = {
+	    &out_folded, &out_flat, &out_tree, &out_flamegraph, &out_pprof, &out_speedscope,
+	};
+	const struct agg_opts opts[] = {
+	    {0},
+	    {.flags = AGG_THREAD_FRAME | AGG_LOCATIONS},
+	};
+	const struct out_opts oo = {.limit = 3, .min_percent = 1};
 	struct profile p;
 	struct agg a;
+	size_t i, k;
 
 	profile_init(&p);
 	if (!profile_load_mem(&p, data, size, "fuzz")) {
-		agg_init(&a);
-		agg_build(&a, &p, resolve, &p);
-		if (devnull) {
-			out_write(&out_folded, devnull, &a);
-			out_write(&out_flat, devnull, &a);
+		for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+			agg_init(&a);
+			agg_build_opts(&a, &p, &opts[k], resolve, &p);
+			for (i = 0; devnull && i < sizeof(writers) / sizeof(writers[0]); i++)
+				out_write_opts(writers[i], devnull, &a, k ? &oo : NULL);
+			agg_release(&a);
 		}
-		agg_release(&a);
 	}
 	profile_release(&p);
 	return 0;

@@ -7,6 +7,7 @@
  */
 #include "profile.h"
 #include "opt.h"
+#include "out.h"
 #include "unwind.h"
 #include "../cmd/cmd.h"
 
@@ -87,11 +88,71 @@ static int test_parse_args(void)
 			     "together\nusage: xprof report "));
 	T_EQ_U64(parse(&o, ARGS("extra"), &err), 2);
 	T_ASSERT(strstr(err, "unexpected argument 'extra'"));
-	T_EQ_U64(parse(&o, ARGS("--tree"), &err), 2);
-	T_ASSERT(strstr(err, "unknown option '--tree'"));
+	T_EQ_U64(parse(&o, ARGS("--trees"), &err), 2);
+	T_ASSERT(strstr(err, "unknown option '--trees'"));
 	T_EQ_U64(parse(&o, ARGS("-i"), &err), 2);
 	T_ASSERT(strstr(err, "requires a value"));
 	T_EQ_U64(parse(&o, ARGS("-i", ""), &err), 2);
+	parse_done();
+	return T_OK;
+}
+
+static int test_parse_formats_and_filters(void)
+{
+	struct report_opts o;
+	const char *err;
+
+	T_EQ_U64(parse(&o,
+		       ARGS("--tree", "--sort", "self", "--limit", "5", "--min-percent", "2.5%"),
+		       &err),
+		 0);
+	T_EQ_U64(o.format, REPORT_TREE);
+	T_EQ_U64(o.sort, OUT_SORT_SELF);
+	T_EQ_U64(o.limit, 5);
+	T_ASSERT(o.min_percent == 2.5);
+	T_EQ_U64(parse(&o, ARGS("--sort=total"), &err), 0);
+	T_EQ_U64(o.format, REPORT_FLAT);
+	T_EQ_U64(o.sort, OUT_SORT_TOTAL);
+	T_EQ_U64(parse(&o, ARGS("--flamegraph", "-o", "x.html"), &err), 0);
+	T_EQ_U64(o.format, REPORT_FLAMEGRAPH);
+	T_EQ_U64(parse(&o, ARGS("--pprof"), &err), 0);
+	T_EQ_U64(o.format, REPORT_PPROF);
+	T_EQ_U64(parse(&o, ARGS("-f", "speedscope"), &err), 0);
+	T_EQ_U64(o.format, REPORT_SPEEDSCOPE);
+	T_EQ_U64(parse(&o, ARGS("--format=tree"), &err), 0);
+	T_EQ_U64(o.format, REPORT_TREE);
+	T_EQ_U64(parse(&o, ARGS("-f", "svg"), &err), 2);
+	T_ASSERT(strstr(err, "xprof: error: invalid value 'svg' for -f, --format (expected "
+			     "folded|flat|tree|flamegraph|pprof|speedscope)\n"));
+	T_EQ_U64(parse(&o, ARGS("--tree", "-f", "pprof"), &err), 2);
+	T_ASSERT(strstr(err, "options '--tree' and '--pprof' cannot be used together"));
+	T_EQ_U64(parse(&o, ARGS("--pprof", "--sort", "self"), &err), 2);
+	T_ASSERT(strstr(err, "options '--sort', '--limit' and '--min-percent' apply only to "
+			     "--flat and --tree"));
+	T_EQ_U64(parse(&o, ARGS("--folded", "--limit", "3"), &err), 2);
+	T_EQ_U64(parse(&o, ARGS("--limit", "0"), &err), 2);
+	T_EQ_U64(parse(&o, ARGS("--min-percent", "101"), &err), 2);
+	T_EQ_U64(parse(&o, ARGS("--sort", "name"), &err), 2);
+
+	T_EQ_U64(parse(&o,
+		       ARGS("--pid", "12,34", "--tid=5", "--comm", "app,worker-1", "--per-thread"),
+		       &err),
+		 0);
+	T_EQ_U64(o.nr_pids, 2);
+	T_EQ_U64(o.pids[0], 12);
+	T_EQ_U64(o.pids[1], 34);
+	T_EQ_U64(o.nr_tids, 1);
+	T_EQ_U64(o.tids[0], 5);
+	T_EQ_U64(o.nr_comms, 2);
+	T_EQ_STR(o.comms[0], "app");
+	T_EQ_STR(o.comms[1], "worker-1");
+	T_ASSERT(o.per_thread);
+	T_EQ_U64(parse(&o, ARGS("--pid", "12,"), &err), 2);
+	T_ASSERT(strstr(err, "invalid value '12,' for --pid (expected a list of ids)"));
+	T_EQ_U64(parse(&o, ARGS("--tid", "1x"), &err), 2);
+	T_ASSERT(strstr(err, "invalid value '1x' for --tid (expected an id)"));
+	T_EQ_U64(parse(&o, ARGS("--comm", "a,,b"), &err), 2);
+	T_ASSERT(strstr(err, "invalid value 'a,,b' for --comm"));
 	parse_done();
 	return T_OK;
 }
@@ -111,7 +172,9 @@ static int test_help(void)
 	fclose(stdout);
 	stdout = saved;
 	T_EQ_U64(ret, 0);
-	T_ASSERT(strstr(text, "usage: xprof report [-i <file>] [--folded | --flat] [-o <file>]\n"));
+	T_ASSERT(strstr(text, "usage: xprof report [-i <file>] [-o <file>] [--flat | --tree] "));
+	T_ASSERT(
+	    strstr(text, "   or: xprof report [-i <file>] [-o <file>] --folded | --flamegraph "));
 	T_ASSERT(strstr(text, "\nEXAMPLES\n"));
 	free(text);
 	return T_OK;
@@ -282,5 +345,5 @@ static int test_golden_riscv64(void)
 		      "or directory; its frames are shown as libc.so.6+offset\n");
 }
 
-T_MAIN(T_CASE(test_parse_args), T_CASE(test_help), T_CASE(test_exit_codes),
-       T_CASE(test_golden_aarch64), T_CASE(test_golden_riscv64))
+T_MAIN(T_CASE(test_parse_args), T_CASE(test_parse_formats_and_filters), T_CASE(test_help),
+       T_CASE(test_exit_codes), T_CASE(test_golden_aarch64), T_CASE(test_golden_riscv64))

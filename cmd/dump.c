@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xprof dump: print the call stack of every thread of a running process
+ * once, symbolized, then detach and leave it running as before (like
+ * eu-stack, pstack or py-spy dump).  Each thread is stopped only for one
+ * register read and one stack copy, as when sampling; unwinding and
+ * symbolization run after the threads are resumed, on the copies.  The
+ * mappings are read before stopping anything.  This file owns the options,
+ * the output and the exit codes; the ptrace work is the tracer's.
+ */
+#include "cmd.h"
+#include "common.h"
+#include "err.h"
+#include "memread.h"
+#include "opt.h"
+#include "out.h"
+#include "tracer.h"
+#include "unwind.h"
+#include "arch/arch.h"
+#include "symbolize/symbolize.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DUMP_STACK_BYTES (128 * 1024) /* one stop, so more than a sample copies */
+#define DUMP_TIMEOUT_MS	 2000	      /* for every thread to stop */
+
+static const char *const dump_usage[] = {
+    "xprof dump -p <pid> [-g auto|fp|dwarf] [--max-depth <n>]",
+    NULL,
+};
+
+static const struct xp_cmd_help dump_help = {
+    .name = "dump",
+    .usage = dump_usage,
+    .description = "Print the call stack of every thread of a running process, then detach\n"
+		   "and leave it running.",
+    .examples = "    xprof dump -p 4242                    # every thread of pid 4242\n"
+		"    xprof dump -p $(pidof app) -g dwarf   # CFI for every frame\n",
+};
+
+int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
+{
+	const struct xp_option options[] = {
+	    {.short_name = 'p',
+	     .long_name = "pid",
+	     .type = XP_OPT_STRING,
+	     .value = &opts->pid_arg,
+	     .argh = "<pid>",
+	     .help = "the process to dump (every thread of it)"},
+	    {.short_name = 'g',
+	     .long_name = "call-graph",
+	     .type = XP_OPT_CHOICE,
+	     .value = &opts->call_graph,
+	     .argh = "<auto|fp|dwarf>",
+	     .help = "how to walk stacks (default auto: frame pointers, CFI where missing)",
+	     .choices = common_call_graph_choices},
+	    {.long_name = "max-depth",
+	     .type = XP_OPT_UINT,
+	     .value = &opts->max_depth,
+	     .argh = "<n>",
+	     .help = "deepest stack shown, in frames (default 1024)",
+	     .min = 1,
+	     .max = 65536},
+	    {.type = XP_OPT_END},
+	};
+	uint64_t v;
+	int first = xp_parse_options(argc, argv, options, &dump_help, 0);
+
+	if (first == XP_PARSE_HELP)
+		return XP_PARSE_HELP;
+	if (first < 0)
+		return 2;
+	if (first < argc)
+		return xp_usage_error(&dump_help, "unexpected argument '%s'", argv[first]);
+	if (!opts->pid_arg)
+		return xp_usage_error(&dump_help, "no process given: use -p <pid>");
+	if (xp_parse_u64(opts->pid_arg, 1, 0x3fffffff, &v))
+		return xp_usage_error(&dump_help,
+				      "invalid value '%s' for -p, --pid (expected a process id)",
+				      opts->pid_arg);
+	opts->pid = (pid_t)v;
+	return 0;
+}
+
+/* One thread: what was taken during its stop. */
+struct dump_thread {
+	pid_t tid;
+	char comm[32];
+	char state; /* from /proc before the stop: R, S, D, T... */
+	bool taken, gone;
+	int err; /* -errno of a failed register read */
+	struct xp_regs regs;
+	uint8_t *copy;
+	size_t len;
+};
+
+static void read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = ((const struct dump_thread *)a)->tid, y = ((const struct dump_thread *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+static void describe_thread(pid_t pid, struct dump_thread *d)
+{
+	char path[80], buf[512], *rp;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)d->tid);
+	read_small(path, d->comm, sizeof(d->comm));
+	d->comm[strcspn(d->comm, "\n")] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)d->tid);
+	read_small(path, buf, sizeof(buf));
+	/* The state follows the last ')' of the comm field (proc(5)). */
+	rp = strrchr(buf, ')');
+	d->state = rp && rp[1] == ' ' ? rp[2] : '?';
+}
+
+/* Every thread of @pid in /proc, described, into *@d (grown).  Returns how many. */
+static size_t list_threads(pid_t pid, struct dump_thread **d, unsigned long *alloc)
+{
+	char path[64];
+	struct dirent *de;
+	size_t nr = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		xp_grow((void **)d, alloc, nr + 1, sizeof(**d));
+		memset(&(*d)[nr], 0, sizeof(**d));
+		(*d)[nr].tid = (pid_t)tid;
+		describe_thread(pid, &(*d)[nr]);
+		nr++;
+	}
+	closedir(dir);
+	qsort(*d, nr, sizeof(**d), cmp_tid);
+	return nr;
+}
+
+static const char *state_name(char state)
+{
+	switch (state) {
+	case 'R':
+		return "running";
+	case 'S':
+		return "sleeping";
+	case 'D':
+		return "waiting in the kernel";
+	case 'T':
+		return "stopped";
+	case 't':
+		return "traced";
+	case 'Z':
+		return "zombie";
+	default:
+		return "in an unknown state";
+	}
+}
+
+/* In a ptrace-stop: registers and one copy of the stack from SP (as the sampler does). */
+static void take(const struct xp_arch *arch, pid_t pid, struct dump_thread *d)
+{
+	struct iovec local, remote;
+	uint64_t sp;
+	ssize_t n;
+
+	d->taken = true;
+	d->err = arch->regs_read(d->tid, &d->regs);
+	if (d->err)
+		return;
+	sp = xp_regs_get(&d->regs, arch->dwarf_sp);
+	d->copy = xp_malloc(DUMP_STACK_BYTES);
+	local.iov_base = d->copy;
+	remote.iov_base = (void *)(uintptr_t)sp;
+	local.iov_len = remote.iov_len = DUMP_STACK_BYTES;
+	/* Short near the top of the stack; if the window fails as a whole, to the end of SP's page.
+	 */
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n <= 0 && sp) {
+		local.iov_len = remote.iov_len = 4096 - (sp & 4095);
+		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	}
+	d->len = n > 0 ? (size_t)n : 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct dump_thread *find(struct dump_thread *d, size_t nr, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (d[i].tid == tid)
+			return &d[i];
+	return NULL;
+}
+
+/*
+ * Interrupt every thread of @d and take each at its first stop, resuming it
+ * at once (signals re-injected by the tracer).  Threads that exit are
+ * marked gone; those that do not stop in time are left untaken.
+ */
+static void stop_and_copy(struct tracer *t, const struct xp_arch *arch, pid_t pid,
+			  struct dump_thread *d, size_t nr)
+{
+	uint64_t deadline = now_ms() + DUMP_TIMEOUT_MS;
+	size_t pending = 0, i;
+
+	for (i = 0; i < nr; i++) {
+		struct xp_thread *th = tracer_find(t, d[i].tid);
+
+		if (th && !tracer_interrupt(t, th))
+			pending++;
+		else
+			d[i].gone = true;
+	}
+	while (pending && now_ms() < deadline) {
+		struct tracer_event ev;
+		struct dump_thread *dt;
+		int status;
+		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+
+		if (tid < 0 && errno == EINTR)
+			continue;
+		if (tid < 0)
+			break; /* ECHILD: nothing traced is left */
+		if (tid == 0) {
+			struct timespec ts = {0, 200000};
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		dt = find(d, nr, tid);
+		tracer_handle_status(t, tid, status, &ev);
+		if (ev.kind == TEV_EXIT) {
+			if (dt && !dt->taken && !dt->gone) {
+				dt->gone = true;
+				pending--;
+			}
+			continue;
+		}
+		if (ev.kind != TEV_STOP)
+			continue;
+		/* Any stop will do: a signal-delivery stop has the registers too. */
+		if (dt && !dt->taken && !dt->gone) {
+			take(arch, pid, dt);
+			pending--;
+		}
+		if (tracer_finish_stop(t, &ev))
+			xp_debug(1, "cannot resume tid %d: %s", (int)tid, strerror(errno));
+	}
+}
+
+static void print_frames(struct dump_thread *d, const struct xp_arch *arch, struct unwinder *u,
+			 struct symbolizer *sym, struct addrspace *as, pid_t pid,
+			 unsigned int max_depth)
+{
+	uint64_t *pcs = xp_calloc(max_depth + 1, sizeof(*pcs));
+	uint8_t *flags = xp_calloc(max_depth + 1, 1);
+	struct memread m;
+	unsigned int n, i;
+
+	memread_init(&m, pid, xp_regs_get(&d->regs, arch->dwarf_sp), d->copy, d->len);
+	n = unwind_stack(u, arch, &d->regs, &m, as, pcs, flags, max_depth + 1);
+	for (i = 0; i < n; i++) {
+		const struct xp_map *xm = NULL;
+		const struct sym_frame *f;
+		struct sym_map sm;
+		const uint8_t *id = NULL;
+		size_t idlen = 0;
+
+		if (!(flags[i] & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
+			xm = addrspace_find(as, sym_lookup_pc(pcs[i], flags[i]));
+		if (xm && xm->mod)
+			idlen = module_build_id(xm->mod, &id);
+		if (xm)
+			sm = (struct sym_map){xm->start, xm->end, xm->offset, xm->path, id, idlen};
+		f = symbolize_pc(sym, xm ? &sm : NULL, pcs[i], flags[i]);
+		fputs("    ", stdout);
+		out_put_name(stdout, f->name);
+		if (f->file && f->line)
+			printf(" (%s:%u)", f->file, f->line);
+		else if (f->file)
+			printf(" (%s)", f->file);
+		else if (f->module && f->kind == SYM_FUNC)
+			printf(" (%s)", f->module);
+		putchar('\n');
+	}
+	if (!n)
+		puts("    (no frames)");
+	free(pcs);
+	free(flags);
+}
+
+/* "Process 4242: ./app arg" from /proc/PID/cmdline (NULs between arguments). */
+static void print_process(pid_t pid, const char *comm)
+{
+	char path[64], buf[4096];
+	int fd;
+	ssize_t n, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		snprintf(buf, sizeof(buf), "%s", comm);
+		n = (ssize_t)strlen(buf);
+	}
+	for (i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = i == n - 1 ? 0 : ' ';
+	buf[n] = 0;
+	printf("Process %d: ", (int)pid);
+	out_put_name(stdout, buf);
+	putchar('\n');
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_opts opts = DUMP_OPTS_INIT;
+	const struct xp_arch *arch = xp_arch_host();
+	struct dump_thread *d = NULL;
+	struct xp_process *proc;
+	struct xp_thread *th;
+	struct symbolizer *sym;
+	struct unwinder *u;
+	struct tracer t;
+	struct sym_opts so = {.lines = true};
+	sigset_t block, old;
+	char what[64];
+	unsigned long it = 0, alloc = 0;
+	size_t nr = 0, i, dumped = 0;
+	int ret, e, lost;
+
+	ret = dump_parse_args(argc, argv, &opts);
+	if (ret == XP_PARSE_HELP)
+		return 0;
+	if (ret)
+		return ret;
+	if (common_check_target(opts.pid, "dump"))
+		return 1;
+	/* Ctrl-C while threads are stopped takes effect once they are released. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+
+	/*
+	 * Names and states from /proc before attaching: once seized, a stopped
+	 * thread shows as traced ('t') rather than stopped ('T').
+	 */
+	nr = list_threads(opts.pid, &d, &alloc);
+	tracer_init(&t, 0);
+	e = tracer_attach(&t, opts.pid);
+	if (e) {
+		snprintf(what, sizeof(what), "attach to pid %d", (int)opts.pid);
+		if (e == -EINVAL)
+			xp_error("cannot dump %d: it is a thread id, not a process id",
+				 (int)opts.pid);
+		else
+			common_explain_trace_error(-e, opts.pid, what);
+		tracer_release(&t);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		free(d);
+		return 1;
+	}
+	proc = t.procs[0];
+	/* Before stopping anything: /proc reads are slow next to a stop. */
+	e = addrspace_load(&proc->as);
+	if (e)
+		xp_warn("cannot read the mappings of pid %d: %s; frames will be addresses",
+			(int)opts.pid, strerror(-e));
+	/* Threads seen before attaching (their state is not yet ours), then any born since. */
+	while ((th = tracer_thread_at(&t, &it))) {
+		if (find(d, nr, th->tid))
+			continue;
+		xp_grow((void **)&d, &alloc, nr + 1, sizeof(*d));
+		memset(&d[nr], 0, sizeof(*d));
+		d[nr].tid = th->tid;
+		describe_thread(opts.pid, &d[nr]);
+		nr++;
+	}
+	qsort(d, nr, sizeof(*d), cmp_tid);
+	stop_and_copy(&t, arch, opts.pid, d, nr);
+	lost = tracer_detach_all(&t);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (lost)
+		xp_warn("could not detach cleanly from %d thread(s) of pid %d", lost,
+			(int)opts.pid);
+
+	u = unwinder_new((enum unwind_mode)opts.call_graph, (unsigned int)opts.max_depth);
+	sym = symbolizer_new(&so);
+	print_process(opts.pid, proc->comm);
+	for (i = 0; i < nr; i++) {
+		if (d[i].gone)
+			continue; /* exited meanwhile */
+		printf("\nThread %d (", (int)d[i].tid);
+		out_put_name(stdout, d[i].comm);
+		printf(") %s:\n", state_name(d[i].state));
+		if (!d[i].taken)
+			printf("    (did not stop within %d ms)\n", DUMP_TIMEOUT_MS);
+		else if (d[i].err)
+			printf("    (cannot read its registers: %s)\n", strerror(-d[i].err));
+		else {
+			print_frames(&d[i], arch, u, sym, &proc->as, opts.pid,
+				     (unsigned int)opts.max_depth);
+			dumped++;
+		}
+	}
+	symbolizer_free(sym);
+	unwinder_free(u);
+	for (i = 0; i < nr; i++)
+		free(d[i].copy);
+	free(d);
+	tracer_release(&t);
+	if (!dumped) {
+		xp_error("no thread of pid %d could be dumped", (int)opts.pid);
+		return 1;
+	}
+	return 0;
+}

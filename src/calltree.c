@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The call tree (see calltree.h): nodes in one array, children linked in
+ * insertion order, and one hash table on (parent, name) to find a child
+ * in constant time however many siblings it has.
+ */
+#include "calltree.h"
+#include "err.h"
+#include "hash.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t child_hash(uint32_t parent, uint32_t name)
+{
+	return xp_mix64((uint64_t)parent << 32 | name);
+}
+
+static void rehash(struct calltree *t)
+{
+	size_t i, j;
+
+	free(t->slots);
+	t->cap = t->cap ? t->cap * 2 : 256;
+	t->slots = xp_calloc(t->cap, sizeof(*t->slots));
+	for (i = 1; i < t->nr; i++) {
+		const struct calltree_node *n = &t->nodes[i];
+
+		j = (size_t)child_hash(n->parent, n->name) & (t->cap - 1);
+		while (t->slots[j])
+			j = (j + 1) & (t->cap - 1);
+		t->slots[j] = i + 1;
+	}
+}
+
+void calltree_init(struct calltree *t)
+{
+	memset(t, 0, sizeof(*t));
+	xp_grow((void **)&t->nodes, &t->alloc, 1, sizeof(*t->nodes));
+	t->nodes[0] = (struct calltree_node){
+	    .name = CALLTREE_NONE,
+	    .parent = CALLTREE_NONE,
+	    .first_child = CALLTREE_NONE,
+	    .last_child = CALLTREE_NONE,
+	    .next_sibling = CALLTREE_NONE,
+	};
+	t->nr = 1;
+	rehash(t);
+}
+
+void calltree_release(struct calltree *t)
+{
+	free(t->nodes);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint32_t child(struct calltree *t, uint32_t parent, uint32_t name)
+{
+	struct calltree_node *n, *p;
+	size_t j;
+
+	if ((t->nr + 1) * 4 > t->cap * 3)
+		rehash(t);
+	for (j = (size_t)child_hash(parent, name) & (t->cap - 1); t->slots[j];
+	     j = (j + 1) & (t->cap - 1)) {
+		n = &t->nodes[t->slots[j] - 1];
+		if (n->parent == parent && n->name == name)
+			return (uint32_t)(t->slots[j] - 1);
+	}
+	if (t->nr >= CALLTREE_NONE)
+		XP_BUG("call tree too large");
+	xp_grow((void **)&t->nodes, &t->alloc, t->nr + 1, sizeof(*t->nodes));
+	p = &t->nodes[parent];
+	n = &t->nodes[t->nr];
+	*n = (struct calltree_node){
+	    .name = name,
+	    .parent = parent,
+	    .first_child = CALLTREE_NONE,
+	    .last_child = CALLTREE_NONE,
+	    .next_sibling = CALLTREE_NONE,
+	    .depth = p->depth + 1,
+	};
+	if (n->depth > t->max_depth)
+		t->max_depth = n->depth;
+	/* Append, so children keep the order they were first met in. */
+	if (p->last_child == CALLTREE_NONE)
+		p->first_child = (uint32_t)t->nr;
+	else
+		t->nodes[p->last_child].next_sibling = (uint32_t)t->nr;
+	p->last_child = (uint32_t)t->nr;
+	p->nr_children++;
+	t->slots[j] = ++t->nr;
+	return (uint32_t)(t->nr - 1);
+}
+
+void calltree_add(struct calltree *t, const uint32_t *frames, uint32_t nr, uint64_t count,
+		  uint64_t weight)
+{
+	uint32_t node = 0, i;
+
+	t->nodes[0].total_count += count;
+	t->nodes[0].total_weight += weight;
+	for (i = 0; i < nr; i++) {
+		node = child(t, node, frames[i]);
+		t->nodes[node].total_count += count;
+		t->nodes[node].total_weight += weight;
+	}
+	t->nodes[node].self_count += count;
+	t->nodes[node].self_weight += weight;
+}
+
+uint32_t *calltree_children(const struct calltree *t, uint32_t node,
+			    int (*cmp)(const void *, const void *, void *), void *ctx, size_t *nr)
+{
+	const struct calltree_node *p = &t->nodes[node];
+	uint32_t *out = xp_malloc((p->nr_children + 1) * sizeof(*out)), c;
+	size_t n = 0;
+
+	for (c = p->first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling)
+		out[n++] = c;
+	if (cmp)
+		qsort_r(out, n, sizeof(*out), cmp, ctx);
+	*nr = n;
+	return out;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A call tree: aggregated stacks merged by common prefix from the root,
+ * each node a frame name under its caller with the samples of every stack
+ * through it (total) and of those ending in it (self).  It is what the
+ * tree and flame graph writers draw.  A recursive function appears once
+ * per level, as in a flame graph.  Prints nothing.  Not thread-safe.
+ */
+#ifndef XPROF_SRC_CALLTREE_H
+#define XPROF_SRC_CALLTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CALLTREE_NONE UINT32_MAX
+
+struct calltree_node {
+	uint32_t name;	 /* name id (agg.names); CALLTREE_NONE for the root */
+	uint32_t parent; /* CALLTREE_NONE for the root */
+	uint32_t first_child, last_child, next_sibling; /* in insertion order */
+	uint32_t nr_children;
+	uint32_t depth; /* 0 for the root */
+	uint64_t self_count, self_weight, total_count, total_weight;
+};
+
+struct calltree {
+	struct calltree_node *nodes; /* nodes[0] is the root, which stands for every stack */
+	size_t nr;
+	uint32_t max_depth;
+
+	unsigned long alloc;
+	size_t *slots; /* open addressing on (parent, name): node index + 1, 0 empty */
+	size_t cap;
+};
+
+/* An empty tree: the root alone. */
+void calltree_init(struct calltree *t);
+void calltree_release(struct calltree *t);
+
+/* Add the stack @frames (@nr name ids, root first) with its samples. */
+void calltree_add(struct calltree *t, const uint32_t *frames, uint32_t nr, uint64_t count,
+		  uint64_t weight);
+
+/*
+ * The children of @node, sorted with @cmp (qsort_r style, on node indices,
+ * with @ctx).  Returns a malloc'ed array of *@nr indices (free it).
+ */
+uint32_t *calltree_children(const struct calltree *t, uint32_t node,
+			    int (*cmp)(const void *, const void *, void *), void *ctx, size_t *nr);
+
+#endif

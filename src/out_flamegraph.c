@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interactive flame graph: one self-contained HTML file (the page is
+ * src/flamegraph.html, embedded at build time) holding the call tree as
+ * JSON, which the page's script draws as SVG with hover details, click to
+ * zoom and search, without any network access.  Frame widths are shares
+ * of the total weight (of the sample count when every weight is 0); the
+ * root is "all", then the frames from the callers up, siblings sorted by
+ * name as flamegraph.pl does.  Every frame is kept, however narrow: the
+ * page culls what is too small to see at the current zoom.
+ */
+#include "out.h"
+#include "aggregate.h"
+#include "calltree.h"
+#include "err.h"
+
+#include "flamegraph_html.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TITLE_MARK "@XPROF_TITLE@"
+#define DATA_MARK  "@XPROF_DATA@"
+
+static int fg_begin(struct out *o)
+{
+	struct calltree *t = xp_malloc(sizeof(*t));
+
+	calltree_init(t);
+	o->priv = t;
+	return 0;
+}
+
+static int fg_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
+{
+	calltree_add(o->priv, s->frames, s->nr, count, weight);
+	return 0;
+}
+
+static int cmp_by_name(const void *a, const void *b, void *ctx)
+{
+	const struct out *o = ctx;
+	const struct calltree *t = o->priv;
+
+	return strcmp(o->info.names[t->nodes[*(const uint32_t *)a].name],
+		      o->info.names[t->nodes[*(const uint32_t *)b].name]);
+}
+
+static void put_html(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '<')
+			fputs("&lt;", f);
+		else if (c == '>')
+			fputs("&gt;", f);
+		else if (c == '&')
+			fputs("&amp;", f);
+		else if (c == '"')
+			fputs("&quot;", f);
+		else
+			putc(c < 0x20 || c == 0x7f ? '?' : c, f);
+	}
+}
+
+/* The call tree in preorder, five numbers a node: parent, name, total, self, samples. */
+static void put_nodes(struct out *o, bool by_count)
+{
+	const struct calltree *t = o->priv;
+	uint32_t *order = xp_malloc(t->nr * sizeof(*order)); /* preorder position by node */
+	uint32_t *todo = xp_malloc(t->nr * sizeof(*todo));
+	size_t ntodo = 1, pos = 0, i, nkids;
+
+	todo[0] = 0;
+	while (ntodo) {
+		uint32_t id = todo[--ntodo], *kids;
+		const struct calltree_node *n = &t->nodes[id];
+
+		order[id] = (uint32_t)pos;
+		fprintf(o->f, "%s%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+			pos ? ",\n" : "", id ? (int64_t)order[n->parent] : -1,
+			id ? (int64_t)n->name : -1, by_count ? n->total_count : n->total_weight,
+			by_count ? n->self_count : n->self_weight, n->total_count);
+		pos++;
+		/* Pushed in reverse so that they come out sorted. */
+		kids = calltree_children(t, id, cmp_by_name, o, &nkids);
+		for (i = nkids; i-- > 0;)
+			todo[ntodo++] = kids[i];
+		free(kids);
+	}
+	free(todo);
+	free(order);
+}
+
+static void put_data(struct out *o)
+{
+	bool by_count = !o->info.total_weight;
+	size_t i;
+
+	fputs("{\"title\":", o->f);
+	out_put_json_string(o->f, o->info.opts->title ? o->info.opts->title : "xprof");
+	fprintf(o->f, ",\"unit\":\"%s\",\"wall\":%s,\n\"names\":[", by_count ? "samples" : "ns",
+		o->info.opts->wall ? "true" : "false");
+	for (i = 0; i < o->info.nr_names; i++) {
+		if (i)
+			fputs(i % 8 ? "," : ",\n", o->f);
+		out_put_json_string(o->f, o->info.names[i]);
+	}
+	fputs("],\n\"nodes\":[\n", o->f);
+	put_nodes(o, by_count);
+	fputs("]}", o->f);
+}
+
+static int fg_end(struct out *o)
+{
+	const char *page = (const char *)flamegraph_html;
+	const char *title = strstr(page, TITLE_MARK), *data = strstr(page, DATA_MARK);
+
+	if (!title || !data || data < title)
+		XP_BUG("the flame graph page lacks its markers");
+	fwrite(page, 1, (size_t)(title - page), o->f);
+	fputs("xprof flame graph: ", o->f);
+	put_html(o->f, o->info.opts->title ? o->info.opts->title : "profile");
+	title += strlen(TITLE_MARK);
+	fwrite(title, 1, (size_t)(data - title), o->f);
+	put_data(o);
+	fputs(data + strlen(DATA_MARK), o->f);
+	calltree_release(o->priv);
+	free(o->priv);
+	o->priv = NULL;
+	return 0;
+}
+
+const struct out_ops out_flamegraph = {
+    .name = "flamegraph",
+    .begin = fg_begin,
+    .add = fg_add,
+    .end = fg_end,
+};

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The call tree, callers above their callees (perf report -g caller): one
+ * line per node of the tree of stacks merged from the root, with its total
+ * share (samples through it), self share (samples ending in it) and
+ * samples, drawn with ASCII branches so that it survives any terminal and
+ * grep.  Siblings are sorted by total weight (or self, --sort self),
+ * largest first, then by name; --limit N keeps the first N under each
+ * node and --min-percent drops entries whose total share is below, with
+ * their subtrees, and a last comment line counts what was left out.
+ */
+#include "out.h"
+#include "aggregate.h"
+#include "calltree.h"
+#include "err.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tree_sort {
+	const struct calltree *t;
+	const char *const *names;
+	bool by_self, by_count;
+};
+
+static uint64_t tree_key(const struct tree_sort *ts, const struct calltree_node *n)
+{
+	if (ts->by_self)
+		return ts->by_count ? n->self_count : n->self_weight;
+	return ts->by_count ? n->total_count : n->total_weight;
+}
+
+static int cmp_node(const void *a, const void *b, void *ctx)
+{
+	const struct tree_sort *ts = ctx;
+	const struct calltree_node *x = &ts->t->nodes[*(const uint32_t *)a];
+	const struct calltree_node *y = &ts->t->nodes[*(const uint32_t *)b];
+	uint64_t kx = tree_key(ts, x), ky = tree_key(ts, y);
+
+	if (kx != ky)
+		return (kx < ky) - (kx > ky);
+	return strcmp(ts->names[x->name], ts->names[y->name]);
+}
+
+static int tree_begin(struct out *o)
+{
+	struct calltree *t = xp_malloc(sizeof(*t));
+
+	calltree_init(t);
+	o->priv = t;
+	return 0;
+}
+
+static int tree_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
+{
+	calltree_add(o->priv, s->frames, s->nr, count, weight);
+	return 0;
+}
+
+/* One level of the walk: the children of a node still to print. */
+struct level {
+	uint32_t *kids;
+	size_t nr, next;
+};
+
+/* The children of @node that pass the filters; *@hidden counts the others. */
+static struct level level_of(const struct out *o, const struct tree_sort *ts, uint32_t node,
+			     uint64_t whole, size_t *hidden)
+{
+	const struct out_opts *opts = o->info.opts;
+	struct level l = {NULL, 0, 0};
+	size_t i, keep = 0;
+
+	l.kids = calltree_children(ts->t, node, cmp_node, (void *)ts, &l.nr);
+	for (i = 0; i < l.nr; i++) {
+		const struct calltree_node *n = &ts->t->nodes[l.kids[i]];
+		uint64_t total = ts->by_count ? n->total_count : n->total_weight;
+
+		if ((opts->limit && keep >= opts->limit) ||
+		    out_share(total, whole) < opts->min_percent)
+			continue;
+		l.kids[keep++] = l.kids[i];
+	}
+	*hidden += l.nr - keep;
+	l.nr = keep;
+	return l;
+}
+
+static int tree_end(struct out *o)
+{
+	struct calltree *t = o->priv;
+	uint64_t whole = o->info.total_weight;
+	struct tree_sort ts = {t, o->info.names, o->info.opts->sort == OUT_SORT_SELF, !whole};
+	struct level *stack = xp_calloc(t->max_depth + 2, sizeof(*stack));
+	char *prefix = xp_malloc(3 * (size_t)(t->max_depth + 2) + 1);
+	size_t depth = 0, hidden = 0;
+
+	if (ts.by_count)
+		whole = o->info.total_count;
+	fprintf(o->f, "# Samples: %" PRIu64 ", weight: %" PRIu64 "\n#\n", o->info.total_count,
+		o->info.total_weight);
+	fprintf(o->f, "#%8s %9s %9s  %s\n", "Total%", "Self%", "Samples",
+		"Call tree (callers above callees)");
+	stack[0] = level_of(o, &ts, 0, whole, &hidden);
+	for (;;) {
+		struct level *l = &stack[depth];
+		const struct calltree_node *n;
+		bool last;
+		size_t plen;
+
+		if (l->next >= l->nr) {
+			free(l->kids);
+			if (!depth)
+				break;
+			depth--;
+			continue;
+		}
+		n = &t->nodes[l->kids[l->next++]];
+		last = l->next == l->nr;
+		/* Ancestors below the top level draw a bar while they have siblings left. */
+		plen = 0;
+		for (size_t d = 1; d <= depth; d++) {
+			memcpy(prefix + plen,
+			       d == depth		     ? (last ? "`- " : "|- ")
+			       : stack[d].next < stack[d].nr ? "|  "
+							     : "   ",
+			       3);
+			plen += 3;
+		}
+		prefix[plen] = 0;
+		fprintf(o->f, "%8.2f%% %8.2f%% %9" PRIu64 "  %s",
+			out_share(ts.by_count ? n->total_count : n->total_weight, whole),
+			out_share(ts.by_count ? n->self_count : n->self_weight, whole),
+			n->total_count, prefix);
+		out_put_name(o->f, o->info.names[n->name]);
+		fputc('\n', o->f);
+		stack[++depth] = level_of(o, &ts, (uint32_t)(n - t->nodes), whole, &hidden);
+	}
+	if (hidden)
+		fprintf(o->f, "# %zu more entries below --min-percent or past --limit\n", hidden);
+	free(prefix);
+	free(stack);
+	calltree_release(t);
+	free(t);
+	o->priv = NULL;
+	return 0;
+}
+
+const struct out_ops out_tree = {
+    .name = "tree",
+    .begin = tree_begin,
+    .add = tree_add,
+    .end = tree_end,
+};
