@@ -185,22 +185,57 @@ static void report_process(struct sampler *s, struct xp_process *p, uint32_t fla
 	load_maps(s, p, t);
 }
 
-static void report_thread(struct sampler *s, struct xp_thread *th, uint64_t t)
+/* The thread's name now; "" when it cannot be read. */
+static void thread_comm(const struct xp_thread *th, char *comm, size_t len)
 {
-	char path[80], comm[32] = "";
+	char path[80];
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)th->proc->pid, (int)th->tid);
+	comm[0] = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		comm[n > 0 ? n : 0] = 0;
-		comm[strcspn(comm, "\n")] = 0;
-	}
-	check_write(s, df_write_thread(s->w, t, th->proc->pid, th->tid, comm));
+	if (fd < 0)
+		return;
+	n = read(fd, comm, len - 1);
+	close(fd);
+	comm[n > 0 ? n : 0] = 0;
+	comm[strcspn(comm, "\n")] = 0;
+}
+
+static void report_thread(struct sampler *s, struct xp_thread *th, uint64_t t)
+{
+	thread_comm(th, th->comm, sizeof(th->comm));
+	check_write(s, df_write_thread(s->w, t, th->proc->pid, th->tid, th->comm));
 	th->reported = true;
+}
+
+/*
+ * Threads are described at their first stop, usually before they name
+ * themselves (pthread_setname_np): once a second, and at the end, write a
+ * new THREAD record for every thread whose name changed (the report takes
+ * the name in force at each sample).
+ */
+static void refresh_thread_name(struct sampler *s, struct xp_thread *th, uint64_t t)
+{
+	char comm[sizeof(th->comm)];
+
+	if (!th->reported || th->state == THREAD_NEW)
+		return;
+	thread_comm(th, comm, sizeof(comm));
+	if (!comm[0] || !strcmp(comm, th->comm))
+		return;
+	memcpy(th->comm, comm, sizeof(comm));
+	check_write(s, df_write_thread(s->w, t, th->proc->pid, th->tid, comm));
+}
+
+static void refresh_thread_names(struct sampler *s)
+{
+	struct xp_thread *th;
+	unsigned long i = 0;
+
+	while ((th = tracer_thread_at(s->tr, &i)))
+		refresh_thread_name(s, th, rel_ns(s));
 }
 
 static struct raw_sample *queue_slot(struct sampler *s)
@@ -345,8 +380,14 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	}
 	id = stacktab_intern(&s->stacks, s->pcs, s->flags, nr, &is_new);
 	th = tracer_find(s->tr, r->tid);
-	if (th && th->proc == p)
+	if (th && th->proc == p) {
 		size_next_copy(s, th, &m, xp_regs_get(&r->regs, s->arch->dwarf_sp));
+		/* Most threads name themselves as they start: look at their first samples. */
+		if (th->name_checks < 3) {
+			th->name_checks++;
+			refresh_thread_name(s, th, r->t);
+		}
+	}
 	if (th && th->proc == p) {
 		th->last_stack_id = r->sys_nr >= 0 ? id : 0;
 		th->last_sys_nr = r->sys_nr;
@@ -597,9 +638,10 @@ static void status_line(struct sampler *s, bool final)
 		return;
 	s->last_status = now;
 	fprintf(stderr,
-		"\rxprof: %.1fs  %llu samples  %lu threads  %lu processes  %llu failed\033[K",
+		"\rxprof: %.1fs  %llu samples  %lu thread%s  %lu process%s  %llu failed\033[K",
 		(double)now / 1e9, (unsigned long long)s->st->samples, tracer_live_threads(s->tr),
-		(unsigned long)s->tr->nprocs, (unsigned long long)s->st->failed);
+		tracer_live_threads(s->tr) == 1 ? "" : "s", (unsigned long)s->tr->nprocs,
+		s->tr->nprocs == 1 ? "" : "es", (unsigned long long)s->st->failed);
 	if (final)
 		fputs("\r\033[K", stderr);
 }
@@ -772,6 +814,7 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 			break;
 		}
 		if (now - s.last_flush >= 1000000000ull) {
+			refresh_thread_names(&s);
 			check_write(&s, df_writer_flush(w));
 			s.last_flush = now;
 		}
@@ -806,6 +849,7 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	st->duration_ns = rel_ns(&s);
 	drain_waits(&s, &none_left);
 	drain_queue(&s);
+	refresh_thread_names(&s);
 	status_line(&s, true);
 	if (tracer_detach_all(t))
 		xp_warn("could not detach cleanly from every thread");

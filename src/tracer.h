@@ -38,6 +38,8 @@ struct xp_thread {
 	bool sample_wanted;	/* take a sample at the next stop of any kind */
 	bool detaching;
 	bool reported;	     /* the sampler wrote its thread record */
+	char comm[16];	     /* its name in that record */
+	uint8_t name_checks; /* samples at which its name was re-read (threads name themselves early) */
 	bool cpu_init;	     /* cpu_ns_sampled / wall_sampled hold a baseline */
 	uint64_t irq_time;   /* when the pending interrupt was issued */
 	int schedstat_fd;    /* /proc/PID/task/TID/schedstat, -1 if unavailable */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The live status line of record and attach (src/sampler.c, status_line):
 # on a terminal (a pty from script(1)) stderr shows
-#   \rxprof: <secs>s  <n> samples  <n> threads  <n> processes  <n> failed\e[K
+#   \rxprof: <secs>s  <n> samples  <n> thread(s)  <n> process(es)  <n> failed\e[K
 # several times with growing counts, cleared (\r\e[K) before the summary;
 # with stderr not a terminal, or with -q (either place), none of it appears
 # (and -q drops the summary too).
@@ -12,7 +12,7 @@ require_ptrace
 require_cmd script bsdutils
 ESC=$'\033'
 CR=$'\r'
-status_re="${CR}xprof: [0-9]+\.[0-9]s  [0-9]+ samples  [0-9]+ threads  [0-9]+ processes  [0-9]+ failed${ESC}\[K"
+status_re="${CR}xprof: [0-9]+\.[0-9]s  [0-9]+ samples  [0-9]+ threads?  [0-9]+ process(es)?  [0-9]+ failed${ESC}\[K"
 
 # status_lines FILE: the status lines in FILE, one per line, without \r and \e[K.
 status_lines() {
@@ -40,7 +40,7 @@ expect_exit 0 "$XPROF" record -o file.data -- "$XP_TARGETS/shares" -s 0.5
 cp "$ERR" notty.txt
 grep -aq "$CR" notty.txt && fail "carriage return on stderr that is not a terminal"
 grep -aq "$ESC" notty.txt && fail "escape sequence on stderr that is not a terminal"
-grep -aEq 'samples  [0-9]+ threads' notty.txt && fail "status line on stderr that is not a terminal"
+grep -aEq 'samples  [0-9]+ thread' notty.txt && fail "status line on stderr that is not a terminal"
 grep -aEq '^xprof: [0-9]+ samples in' notty.txt && say "ok: summary without a terminal" ||
 	fail "no summary without a terminal"
 
