@@ -34,7 +34,7 @@ ready_init # after the unprofiled run, whose readiness line nobody reads
 
 say "## -d 1s: sampling stops, the command runs on"
 expect_exit 0 "$XPROF" record -d 1s -o duration.data -- "$T/split" 3
-wait_ready
+wait_ready 1
 assert_files_equal "the command ran to completion" split.expected "$XP_OUT"
 show_file "summary" "$XP_ERR"
 secs=$(sed -n 's/^xprof: [0-9]* samples in \([0-9.]*\) s .*/\1/p' "$XP_ERR")
@@ -54,9 +54,9 @@ fi
 
 say "## -d: the command's status after the sampling"
 expect_exit 7 "$XPROF" record -q -d 500ms -o code.data -- "$T/exits" code 7 1.5
-wait_ready
+wait_ready 1
 expect_exit 139 "$XPROF" record -q -d 500ms -o segv.data -- "$T/exits" signal 11 1.5
-wait_ready
+wait_ready 1
 
 # sig_ignored PID SIG: whether PID ignores signal number SIG (SigIgn mask).
 sig_ignored() {
@@ -72,7 +72,7 @@ start_recording() {
 	local name=$1
 	shift
 	start_bg "$name" "$XPROF" record -q "$@" -o "$name.data" -- "$T/split" 30
-	wait_ready
+	wait_ready 1
 	cmd_pid=$XP_READY_PID
 	xprof_pid=$(awk '/^PPid:/ { print $2 }' "/proc/$cmd_pid/status")
 	assert_eq "$name: split's parent is xprof" "$(cat "/proc/$xprof_pid/comm")" xprof

@@ -45,7 +45,7 @@ cpu_ms_of() {
 say "## attach -d 2s to a running process"
 # 4 s of CPU: still running after the 2 s of profiling, however slow.
 start_bg split "$T/split" 4
-wait_ready
+wait_ready 1
 pid=$XP_READY_PID
 started=$EPOCHREALTIME
 cpu_before=$(cpu_ms_of "$pid")
@@ -110,9 +110,12 @@ assert_file_matches "own pid: said so" "$XP_ERR" '^xprof: error: .*xprof itself'
 
 say "## a thread id"
 start_bg threads "$T/threads" 2 30
-wait_ready
+wait_ready 1
 pid=$XP_READY_PID
-tid=$(ls "/proc/$pid/task" | grep -vx "$pid" | head -n 1)
+for task in /proc/"$pid"/task/*; do
+	tid=${task##*/}
+	[[ $tid != "$pid" ]] && break
+done
 expect_exit 1 "$XPROF" attach -p "$tid" -d 1s -o tid.data
 assert_error_line "thread id" "$XP_ERR"
 assert_file_matches "thread id: named, as a thread" "$XP_ERR" "^xprof: error: .*\\b$tid\\b.*thread"
@@ -120,7 +123,7 @@ kill -TERM "$pid"
 
 say "## a process traced by another tracer"
 start_bg held "$T/split" 30
-wait_ready
+wait_ready 1
 pid=$XP_READY_PID
 start_bg holder "$XP_HELPERS/pthold" "$pid"
 holder=$XP_BG_PID # run.pl's pid: the tracer is its child
@@ -144,7 +147,7 @@ wait_bg holder 0
 kill -TERM "$pid"
 
 say "## bad -p values"
-for v in "" 0 -1 abc 12x 1,,2 ,1 1, 99999999999 " 1"; do
+for v in "" 0 -1 abc 12x 1,,2 ,1 "1," 99999999999 " 1"; do
 	check_exit 2 "$XPROF" attach -p "$v" -d 1s -o bad.data
 done
 check_exit 2 "$XPROF" attach -d 1s -o bad.data

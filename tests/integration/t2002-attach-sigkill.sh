@@ -45,7 +45,7 @@ for target in "split 4" "threads -l 4 1.5"; do
 	say "## $name"
 	# shellcheck disable=SC2086 # $args is a list of words
 	start_bg "$name" "$T/$name" $args
-	wait_ready
+	wait_ready 1
 	pid=$XP_READY_PID
 	start_bg "$name-attach" "$XPROF" attach -q -p "$pid" -o "$name.data"
 	for ((i = 0; i < 500; i++)); do

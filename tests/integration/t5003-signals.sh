@@ -69,7 +69,7 @@ signal_storm() {
 		wait_stopped "$pid" "SIG$sig"
 		kill -CONT "$pid"
 		# The next stop would discard a SIGCONT still pending (signal(7)).
-		wait_ready
+		wait_ready 1
 		assert_eq "SIGCONT $n handled" "${XP_READY_LINES[-1]}" "ready $pid sigtarget cont-$n"
 	done
 }
@@ -81,6 +81,7 @@ signal_storm() {
 # their own, below a parent that stays in run.pl's group and waits for
 # them (without WUNTRACED, so a stop is not an end) and then ends the same
 # way, exit status or signal.
+# shellcheck disable=SC2016 # perl code, not shell
 in_new_pgrp=(perl -MPOSIX -e '
 	my $pid = fork() // die "fork: $!\n";
 	if (!$pid) { setpgid(0, 0); exec { $ARGV[0] } @ARGV; POSIX::_exit(127) }
@@ -93,7 +94,7 @@ expected="sigtarget: rtmin=3000 sum=4501500 cont=5"
 
 say "## under record"
 start_bg record "${in_new_pgrp[@]}" "$XPROF" record -q -F 4999 -o record.data -- "$T/sigtarget" 60
-wait_ready
+wait_ready 1
 pid=$XP_READY_PID
 signal_storm "$pid"
 kill -USR1 "$pid"
@@ -105,7 +106,7 @@ assert_share_at_least "record: in busy" 90 record.folded frame:busy
 
 say "## under attach"
 start_bg target "${in_new_pgrp[@]}" "$T/sigtarget" 60
-wait_ready
+wait_ready 1
 pid=$XP_READY_PID
 start_bg attach "$XPROF" attach -q -F 4999 -p "$pid" -o attach.data
 for ((i = 0; i < 500; i++)); do
@@ -123,7 +124,7 @@ wait_bg attach 0
 assert_eq "attach: still stopped after xprof ended, not traced" \
 	"$(field "$pid" State) $(field "$pid" TracerPid)" "T 0"
 kill -CONT "$pid"
-wait_ready
+wait_ready 1
 assert_eq "SIGCONT 6 handled" "${XP_READY_LINES[-1]}" "ready $pid sigtarget cont-6"
 kill -USR1 "$pid"
 wait_bg target 0

@@ -46,7 +46,7 @@ for mode in wall cpu; do
 	assert_folded_format "$mode.folded"
 	show_file "$mode: flat profile" "$mode.flat" 10
 	# ~3000 in wall mode; ~1500 in cpu mode, on an idle machine only.
-	assert_samples_at_least "$mode" $([[ $mode == wall ]] && echo 500 || echo 150) \
+	assert_samples_at_least "$mode" "$([[ $mode == wall ]] && echo 500 || echo 150)" \
 		"$mode.folded"
 done
 

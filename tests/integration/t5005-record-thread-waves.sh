@@ -27,6 +27,7 @@ timed() {
 		'BEGIN { printf "%.3f", b - a }')"
 }
 
+plain1='' plain2='' profiled='' # set by timed
 timed plain1 "$XP_TARGETS/threads" waves 20
 cp "$XP_OUT" waves.expected
 timed profiled "$XPROF" record -o waves.data -- "$XP_TARGETS/threads" waves 20
