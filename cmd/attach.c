@@ -14,9 +14,11 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,10 +83,27 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 					      num);
 		opts->pid[opts->npids++] = (pid_t)v;
 		p += len;
-		if (*p == ',')
-			p++;
+		/* "1,2," has an empty last element, as "1,,2" has one inside. */
+		if (*p == ',' && !*++p)
+			return xp_usage_error(&attach_help,
+					      "invalid value '%s' for -p, --pid "
+					      "(expected a list of process ids)",
+					      opts->pids);
 	}
 	return 0;
+}
+
+/*
+ * Whether xprof runs in the initial pid namespace, where pid 1 is the
+ * system's init (in a container's namespace, pid 1 is usually the program
+ * to profile).  The initial namespace's inode is fixed: PROC_PID_INIT_INO,
+ * include/linux/proc_ns.h.
+ */
+static bool in_initial_pid_ns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCu;
 }
 
 /* 0 when @pid looks traceable, else a printed error. */
@@ -97,10 +116,23 @@ static int check_target(pid_t pid)
 
 	if (pid == getpid())
 		return xp_error("cannot attach to pid %d: it is xprof itself", (int)pid);
+	/*
+	 * Refused before any ptrace call: init reaps every orphan and must
+	 * never stay stopped, and a tracer that dies at the wrong moment, or a
+	 * bug of ours, would stall the whole system.
+	 */
+	if (pid == 1 && in_initial_pid_ns()) {
+		xp_error("cannot attach to pid 1: it is the system's init process");
+		xp_hint("stopping init, even briefly, can stall the whole system; "
+			"profile the programs it runs instead");
+		return -1;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
-	if (!f)
-		return common_explain_trace_error(ESRCH, pid, "attach to the process");
+	if (!f) {
+		snprintf(buf, sizeof(buf), "attach to pid %d", (int)pid);
+		return common_explain_trace_error(ESRCH, pid, buf);
+	}
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
 	fclose(f);

@@ -58,18 +58,36 @@ int record_parse_args(int argc, char **argv, struct record_opts *opts)
 	return 0;
 }
 
+/*
+ * Wait for the command once sampling has ended (after --duration it runs
+ * on), passing on the signals xprof gets meanwhile, as the sampler does:
+ * SIGINT, SIGTERM and SIGHUP have been blocked since the launch, so a
+ * 'kill -INT' of xprof would otherwise be lost and a plain 'kill' would do
+ * nothing until the command ended by itself.  A SIGINT from the terminal
+ * (SI_KERNEL) has reached the command's process group already.
+ */
 static int wait_root(struct tracer *t)
 {
+	sigset_t set;
+	siginfo_t si;
 	int status;
 
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	while (!t->root_done) {
-		pid_t r = waitpid(t->root, &status, __WALL);
+		pid_t r = waitpid(t->root, &status, __WALL | WNOHANG);
 
 		if (r == t->root) {
 			t->root_done = true;
 			t->root_status = status;
 		} else if (r < 0 && errno != EINTR) {
 			return -1;
+		} else if (r == 0 && sigwaitinfo(&set, &si) > 0 && si.si_signo != SIGCHLD &&
+			   !(si.si_signo == SIGINT && si.si_code == SI_KERNEL)) {
+			kill(t->root, si.si_signo);
 		}
 	}
 	return 0;

@@ -578,6 +578,21 @@ static void record_stop_time(struct sampler *s, uint64_t ns)
 		s->st->stop_ns_max = ns;
 }
 
+/*
+ * Samples queued before an exec of @p were taken in the old image: unwind
+ * them while its mappings are still known, that is before the tracer resets
+ * them.  The process already runs the new image, so nothing may be read
+ * from it (maps, memory) for them: it counts as exited meanwhile.
+ */
+static void drain_old_image(struct sampler *s, struct xp_process *p)
+{
+	bool exited = p->exited;
+
+	p->exited = true;
+	drain_queue(s);
+	p->exited = exited;
+}
+
 static void handle_status(struct sampler *s, pid_t tid, int status)
 {
 	struct xp_thread *th = tracer_find(s->tr, tid);
@@ -589,6 +604,8 @@ static void handle_status(struct sampler *s, pid_t tid, int status)
 		th->sample_wanted = false;
 		s->pending--;
 	}
+	if (th && tracer_status_is_exec(status))
+		drain_old_image(s, th->proc);
 	tracer_handle_status(s->tr, tid, status, &ev);
 	switch (ev.kind) {
 	case TEV_EXIT:
@@ -607,8 +624,12 @@ static void handle_status(struct sampler *s, pid_t tid, int status)
 	}
 	th = ev.th;
 	if (ev.exec) {
-		/* Samples queued before the exec were taken in the old image. */
-		drain_queue(s);
+		/*
+		 * An interrupt that this stop consumed (PTRACE-NOTES trap 1)
+		 * samples the new image: date it at the exec, not before, or
+		 * report would name it and read it with the old image.
+		 */
+		th->irq_time = t;
 		report_process(s, th->proc, DF_PROC_EXEC, t);
 		report_thread(s, th, t);
 	} else if (!th->proc->reported && th->proc->execed) {

@@ -533,6 +533,11 @@ int tracer_handle_status(struct tracer *t, pid_t tid, int status, struct tracer_
 	return 0;
 }
 
+bool tracer_status_is_exec(int status)
+{
+	return WIFSTOPPED(status) && (unsigned)status >> 16 == PTRACE_EVENT_EXEC;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;

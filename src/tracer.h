@@ -140,6 +140,12 @@ struct tracer_event {
  */
 int tracer_handle_status(struct tracer *t, pid_t tid, int status, struct tracer_event *ev);
 
+/*
+ * Whether wait status @status is a PTRACE_EVENT_EXEC stop, before
+ * tracer_handle_status forgets the old image's mappings.  Pure.
+ */
+bool tracer_status_is_exec(int status);
+
 /* Resume the thread of a TEV_STOP event as the event requires (signal re-injected). */
 int tracer_finish_stop(struct tracer *t, const struct tracer_event *ev);
 

@@ -86,6 +86,32 @@ out=$(assert_samples_at_least "enough" 101 canned.folded)
 assert_eq "sample count" "$out" "FAIL: enough: 100 samples (want >= 101)"
 assert_eq "failures in subshells did not count here" "$XP_FAILS" "$fails_before"
 
+say "## flat reports"
+# As printed by 'xprof report --flat' (src/out_flat.c); names may hold spaces.
+cat >canned.flat <<'EOF2'
+# Samples: 100, weight: 1000
+#
+#   Self%    Total%      Self     Total  Function
+   60.00%    60.00%        55        55  thread_work
+   25.50%    25.50%        30        30  [syscall] 230
+    0.00%    85.50%         0        85  main
+    0.00%    14.50%         0        15  Foo::bar(int, char const*)
+EOF2
+assert_eq "flat_share self" "$(flat_share canned.flat self thread_work)" 60.00
+assert_eq "flat_share total" "$(flat_share canned.flat total main)" 85.50
+assert_eq "flat_share, a name with spaces" \
+	"$(flat_share canned.flat total 'Foo::bar(int, char const*)')" 14.50
+assert_eq "flat_share, a name with a space" "$(flat_share canned.flat self '[syscall] 230')" 25.50
+assert_eq "flat_share, exact names only" "$(flat_share canned.flat self thread)" 0
+fails_before=$XP_FAILS
+out=$(assert_flat_between "main" 80 90 canned.flat total main)
+assert_eq "flat share inside the range passes" "$out" \
+	"  ok: main: 85.5% of the weight (total; want 80..90%)"
+out=$(assert_flat_between "absent" 1 100 canned.flat self nothing)
+assert_eq "an absent function is 0%" "$out" \
+	"FAIL: absent: 0.0% of the weight (self; want 1..100%)"
+assert_eq "failures in subshells did not count here" "$XP_FAILS" "$fails_before"
+
 say "## exit statuses"
 expect_exit 0 true
 expect_exit 139 sh -c 'exit 139'

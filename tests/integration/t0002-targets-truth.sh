@@ -11,6 +11,7 @@
 #     leaf has no frame even in the frame-pointer build, a/b/c/work have
 #     one, calls are real calls (not tail jumps), descend really recurses;
 #     every function a test names exists under its own name in both builds;
+#   - execer's chain of execs ends in its last image, through links too;
 #   - exits ends with the status asked for; sigtarget counts queued signals
 #     and SIGSTOP/SIGCONT cycles exactly.
 # Needs neither ptrace nor xprof record.
@@ -76,7 +77,8 @@ roles=(chain:levels) pattern='^chain: levels unit=[0-9a-f]{16} mismatches=0$'
 same_output chain "$T/chain" levels 0.1 -- "$T/chain-nofp" levels 0.3
 
 roles=(threads:workers) pattern='^threads: workers=3 unit=[0-9a-f]{16} mismatches=0$'
-same_output threads "$T/threads" 3 0.05 -- "$T/threads-nofp" -n 3 0.2
+same_output threads "$T/threads" 3 0.05 -- "$T/threads-nofp" -n -l 3 0.2
+expect_exit 2 "$T/threads" -l 9
 roles=(threads:waves) pattern='^threads: waves=2 threads=256 unit=[0-9a-f]{16} mismatches=0$'
 same_output threads "$T/threads" waves 1 -- "$T/threads-nofp" waves 2
 
@@ -90,6 +92,18 @@ assert_eq "forker: two lines" "$(wc -l <forker.1)" 2
 expect_exit 0 "$T/forker" 0.1 "$T/split" 0.1
 expect_ready forker:parent forker:child split:work
 assert_file_matches "forker + split: split's line" "$XP_OUT" '^split: a='
+
+roles=(execer:final) pattern='^execer: hops=3 unit=[0-9a-f]{16} mismatches=0$'
+same_output execer "$T/execer" 3 0.1 -- "$T/execer-nofp" 3 0.3
+# Through links named step-NN: each image execs the next link.
+mkdir links
+for k in 0 1 2; do
+	ln -s "$T/execer" "links/step-0$k"
+done
+expect_exit 0 links/step-02 -d links 2 0.1
+expect_ready execer:final
+assert_file_matches "execer -d: result line" "$XP_OUT" \
+	'^execer: hops=2 unit=[0-9a-f]{16} mismatches=0$'
 
 roles=(sleeper:work) pattern='^sleeper: unit=[0-9a-f]{16} mismatches=0$'
 same_output sleeper "$T/sleeper" 0.1 -- "$T/sleeper-nofp" 0.3
@@ -155,7 +169,8 @@ cp "$T"/* . # objdump output files go next to the binaries
 for v in "" -nofp; do
 	symbols "split$v" main work a b c leaf
 	symbols "chain$v" main sort_driver chain_cmp level1 level2 level3
-	symbols "threads$v" main worker thread_work worker_wave wave_work
+	symbols "threads$v" main worker thread_work worker_wave wave_work lane_0 lane_7
+	symbols "execer$v" main odd_work even_work final_work
 	symbols "forker$v" main parent_work child_work execed_work
 	symbols "sleeper$v" main compute nap
 	symbols "sigtarget$v" main busy
@@ -196,6 +211,9 @@ for v in "" -nofp; do
 	func_body "chain$v" level2 >l2.s
 	assert_file_matches "chain$v: level1 calls level2" l1.s 'call +[0-9a-f]+ <level2>'
 	assert_file_matches "chain$v: level2 calls level3" l2.s 'call +[0-9a-f]+ <level3>'
+	func_body "threads$v" lane_3 >lane.s
+	assert_file_matches "threads$v: lane_3 calls thread_work" lane.s \
+		'call +[0-9a-f]+ <thread_work>'
 	func_body "chain$v" sort_driver >sd.s
 	assert_file_matches "chain$v: sort_driver calls qsort" sd.s 'call +[0-9a-f]+ <qsort@plt>'
 done

@@ -488,3 +488,46 @@ assert_share_at_least() {
 assert_share_at_most() {
 	assert_share_between "$1" 0 "$2" "${@:3}"
 }
+
+# --- flat reports --------------------------------------------------------------
+#
+# FILE is the output of 'xprof report --flat': a header, then one row per
+# function, "Self% Total% Self Total  Function", where the percentages are
+# shares of the total *weight* (CPU time in cpu mode, elapsed time in wall
+# mode) and Self/Total are sample counts.  Use them where the weights, not
+# the sample counts, are what a test is about.
+
+# flat_share FILE self|total NAME: the Self% or Total% of the function
+# called exactly NAME (0 when it is absent), without the % sign.
+flat_share() {
+	awk -v col="$2" -v name="$3" '
+		/^#/ { next }
+		{
+			row = $0
+			if (!sub(/^ *[0-9.]+% +[0-9.]+% +[0-9]+ +[0-9]+  /, "", row))
+				next
+			if (row != name)
+				next
+			v = col == "self" ? $1 : $2
+			sub(/%$/, "", v)
+			found = v
+		}
+		END { print found == "" ? 0 : found }' "$1"
+}
+
+# assert_flat_between LABEL LO HI FILE self|total NAME: NAME's share of the
+# weight is in [LO, HI] percent.  Prints the figure either way, e.g.
+#   ok: lane_0: 24.8% of the weight (total; want 20..30%)
+assert_flat_between() {
+	local label=$1 lo=$2 hi=$3 file=$4 col=$5 name=$6 v verdict
+	v=$(flat_share "$file" "$col" "$name") || fail_now "$label: cannot read $file"
+	verdict=$(awk -v v="$v" -v lo="$lo" -v hi="$hi" -v col="$col" 'BEGIN {
+		printf "%s %.1f%% of the weight (%s; want %s..%s%%)\n",
+			(v + 0 >= lo && v + 0 <= hi) ? "ok" : "bad", v, col, lo, hi
+	}')
+	if [[ $verdict == ok* ]]; then
+		say "  ok: $label: ${verdict#ok }"
+	else
+		fail "$label: ${verdict#bad }"
+	fi
+}

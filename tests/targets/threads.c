@@ -2,14 +2,17 @@
 /*
  * threads: CPU work spread over threads, for thread tracking and fairness.
  *
- * "threads [-n] N [SECONDS]": N worker threads (1..64) each run worker ->
+ * "threads [-n] [-l] N [SECONDS]": N worker threads (1..64) each run worker ->
  * thread_work until SECONDS (default 2) of their own CPU time
  * (CLOCK_THREAD_CPUTIME_ID), so every worker does the same CPU work however
  * the scheduler shares the 2 CPUs.  main blocks in pthread_join meanwhile.
  * Truth: in CPU mode nearly every sample is "...;worker;thread_work", each
  * worker thread gets 1/N of them, and main (blocked) gets almost none.
  * With -n the workers are named "worker-<i>" (pthread_setname_np), so a
- * profiler that reports the thread name shows them apart.
+ * profiler that reports the thread name shows them apart.  With -l (N at
+ * most 8) worker i calls thread_work through a function of its own,
+ * lane_<i>: "...;worker;lane_<i>;thread_work", so the share of each thread
+ * can be read from stacks alone, without per-thread reporting.
  *
  * "threads [-n] -r UNITS N": the same, but each worker runs exactly UNITS
  * units of work instead of a CPU-time budget (benchmarks: time a profiler
@@ -36,6 +39,7 @@
 #include <pthread.h>
 
 #define MAX_WORKERS  64
+#define MAX_LANES    8
 #define WAVES	     2
 #define WAVE_THREADS 128
 
@@ -43,6 +47,8 @@ struct worker {
 	pthread_t thread;
 	int index;
 	int named;
+	int laned;
+	int lane_done;
 	double seconds;
 	unsigned long units; /* > 0: exactly this many units instead of @seconds */
 	uint64_t ref;
@@ -53,6 +59,14 @@ static pthread_barrier_t start_line;
 
 TGT_NOINLINE void thread_work(struct worker *w);
 TGT_NOINLINE void wave_work(struct worker *w);
+TGT_NOINLINE void lane_0(struct worker *w);
+TGT_NOINLINE void lane_1(struct worker *w);
+TGT_NOINLINE void lane_2(struct worker *w);
+TGT_NOINLINE void lane_3(struct worker *w);
+TGT_NOINLINE void lane_4(struct worker *w);
+TGT_NOINLINE void lane_5(struct worker *w);
+TGT_NOINLINE void lane_6(struct worker *w);
+TGT_NOINLINE void lane_7(struct worker *w);
 void *worker(void *arg);
 void *worker_wave(void *arg);
 
@@ -90,6 +104,64 @@ void wave_work(struct worker *w)
 	}
 }
 
+/*
+ * One function per worker, so each thread's samples carry its own frame.
+ * The store after the call keeps it from becoming a tail call (which would
+ * remove the lane's frame); the different values keep GCC from folding the
+ * eight functions into one.
+ */
+void lane_0(struct worker *w)
+{
+	thread_work(w);
+	w->lane_done = 1;
+}
+
+void lane_1(struct worker *w)
+{
+	thread_work(w);
+	w->lane_done = 2;
+}
+
+void lane_2(struct worker *w)
+{
+	thread_work(w);
+	w->lane_done = 3;
+}
+
+void lane_3(struct worker *w)
+{
+	thread_work(w);
+	w->lane_done = 4;
+}
+
+void lane_4(struct worker *w)
+{
+	thread_work(w);
+	w->lane_done = 5;
+}
+
+void lane_5(struct worker *w)
+{
+	thread_work(w);
+	w->lane_done = 6;
+}
+
+void lane_6(struct worker *w)
+{
+	thread_work(w);
+	w->lane_done = 7;
+}
+
+void lane_7(struct worker *w)
+{
+	thread_work(w);
+	w->lane_done = 8;
+}
+
+static void (*const lanes[MAX_LANES])(struct worker *) = {
+    lane_0, lane_1, lane_2, lane_3, lane_4, lane_5, lane_6, lane_7,
+};
+
 void *worker(void *arg)
 {
 	struct worker *w = arg;
@@ -100,7 +172,10 @@ void *worker(void *arg)
 		pthread_setname_np(pthread_self(), name);
 	}
 	pthread_barrier_wait(&start_line);
-	thread_work(w);
+	if (w->laned)
+		lanes[w->index](w);
+	else
+		thread_work(w);
 	return NULL;
 }
 
@@ -176,28 +251,35 @@ int main(int argc, char **argv)
 	double seconds = 2, wall, cpu;
 	unsigned long bad = 0, units = 0;
 	uint64_t ref = 0;
-	int named = 0, arg = 1, n, i;
+	int named = 0, laned = 0, arg = 1, n, i;
 
 	if (argc >= 2 && !strcmp(argv[1], "waves"))
 		return run_waves(argc, argv);
-	if (arg < argc && !strcmp(argv[arg], "-n")) {
-		named = 1;
-		arg++;
+	for (; arg < argc && argv[arg][0] == '-' && argv[arg][1]; arg++) {
+		if (!strcmp(argv[arg], "-n"))
+			named = 1;
+		else if (!strcmp(argv[arg], "-l"))
+			laned = 1;
+		else
+			break;
 	}
 	if (arg + 1 < argc && !strcmp(argv[arg], "-r")) {
 		units = (unsigned long)tgt_long_arg("threads", argv[arg + 1], 1, 1000000000L);
 		arg += 2;
 	}
 	if (arg >= argc || argc - arg > (units ? 1 : 2))
-		tgt_die("threads", "usage: threads [-n] N [SECONDS] | threads [-n] -r UNITS N | "
-				   "threads waves [MS]");
-	n = (int)tgt_long_arg("threads", argv[arg], 1, MAX_WORKERS);
+		tgt_die("threads", "usage: threads [-n] [-l] N [SECONDS] | "
+				   "threads [-n] [-l] -r UNITS N | threads waves [MS]");
+	n = (int)tgt_long_arg("threads", argv[arg], 1, laned ? MAX_LANES : MAX_WORKERS);
 	if (arg + 1 < argc)
 		seconds = tgt_seconds_arg("threads", argv[arg + 1]);
 
 	for (i = 0; i < n; i++)
-		ws[i] =
-		    (struct worker){.index = i, .named = named, .seconds = seconds, .units = units};
+		ws[i] = (struct worker){.index = i,
+					.named = named,
+					.laned = laned,
+					.seconds = seconds,
+					.units = units};
 	start(ws, n, worker);
 	wall = tgt_clock(CLOCK_MONOTONIC);
 	cpu = tgt_clock(CLOCK_PROCESS_CPUTIME_ID);
