@@ -28,6 +28,13 @@ struct xp_regs {
 	 * strip_pc then uses a default safe for a 48-bit VA.  Unused elsewhere.
 	 */
 	uint64_t pac_mask;
+	/*
+	 * XP_REGS_SYSCALL_RESTART: the thread was stopped in the middle of a
+	 * blocking system call that the kernel is about to restart (x86-64:
+	 * orig_rax >= 0 and rax an -ERESTART* code).  Known only where the
+	 * register set tells it; 0 elsewhere.
+	 */
+	uint32_t flags;
 };
 
 /*
@@ -98,6 +105,10 @@ struct xp_arch {
 	 * analysis.  Pure; fills all of @eff.
 	 */
 	void (*insn_effect)(const char *mnemonic, const char *ops, struct xp_insn_effect *eff);
+};
+
+enum xp_regs_flags {
+	XP_REGS_SYSCALL_RESTART = 1 << 0,
 };
 
 /* NULL if unknown. */

@@ -64,6 +64,19 @@ static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct 
 	out->e_machine = EM_X86_64;
 	for (i = 0; i < sizeof(x86_64_prstatus_index); i++)
 		xp_regs_set(out, i, xp_arch_word(buf, x86_64_prstatus_index[i]));
+	/*
+	 * struct user_regs_struct: rax is word 10, orig_rax word 15.  A stop
+	 * inside a blocking call reports it before the restart is set up
+	 * (arch_do_signal_or_restart): rax still holds -ERESTARTSYS (512),
+	 * -ERESTARTNOINTR (513), -ERESTARTNOHAND (514) or
+	 * -ERESTART_RESTARTBLOCK (516).
+	 */
+	if ((int64_t)xp_arch_word(buf, 15) >= 0) {
+		int64_t rax = (int64_t)xp_arch_word(buf, 10);
+
+		if (rax == -512 || rax == -513 || rax == -514 || rax == -516)
+			out->flags |= XP_REGS_SYSCALL_RESTART;
+	}
 	return 0;
 }
 

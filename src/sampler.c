@@ -267,6 +267,16 @@ static void take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight
 		xp_debug(2, "cannot read registers of tid %d: %s", (int)th->tid, strerror(-e));
 		return;
 	}
+	/*
+	 * CPU mode: it blocked in a system call between the tick and the stop.
+	 * Its CPU time was spent before, elsewhere: keep it for the next sample
+	 * that finds it running, as the tick does for a thread already blocked.
+	 */
+	if (s->o->mode == SAMPLER_CPU && (r->regs.flags & XP_REGS_SYSCALL_RESTART)) {
+		th->cpu_ns_sampled = th->cpu_ns_before;
+		s->st->dropped_blocked++;
+		return;
+	}
 	sp = xp_regs_get(&r->regs, s->arch->dwarf_sp);
 	local.iov_base = r->copy;
 	local.iov_len = th->copy_bytes ? th->copy_bytes : s->o->stack_bytes;
@@ -559,6 +569,7 @@ static void tick(struct sampler *s)
 			continue;
 		th->sample_wanted = true;
 		th->irq_time = rel_ns(s);
+		th->cpu_ns_before = th->cpu_ns_sampled;
 		th->cpu_ns_sampled = th->cpu_ns;
 		th->wall_sampled = now;
 		th->pending_weight = w;

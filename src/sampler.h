@@ -64,6 +64,7 @@ enum sampler_end {
 struct sampler_stats {
 	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
 	uint64_t spin_timeouts; /* spins that ended without every stop */
+	uint64_t dropped_blocked; /* cpu mode: stops that found the thread blocked in a call */
 	uint64_t reused; /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns;
 	uint64_t weight_total;

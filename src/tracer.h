@@ -51,6 +51,7 @@ struct xp_thread {
 	uint64_t cpu_ns_sampled; /* on-CPU time at the last sample */
 	uint64_t wall_sampled;	 /* time of the last sample (ns since start) */
 	uint32_t copy_bytes;	 /* stack bytes to copy at its next sample (0: the default) */
+	uint64_t cpu_ns_before;  /* cpu_ns_sampled before the pending interrupt */
 	uint64_t pending_weight; /* weight of the sample asked for by the last interrupt */
 };
 
