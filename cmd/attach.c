@@ -93,62 +93,6 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	return 0;
 }
 
-/*
- * Whether xprof runs in the initial pid namespace, where pid 1 is the
- * system's init (in a container's namespace, pid 1 is usually the program
- * to profile).  The initial namespace's inode is fixed: PROC_PID_INIT_INO,
- * include/linux/proc_ns.h.
- */
-static bool in_initial_pid_ns(void)
-{
-	struct stat st;
-
-	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCu;
-}
-
-/* 0 when @pid looks traceable, else a printed error. */
-static int check_target(pid_t pid)
-{
-	char path[64], buf[512], *rp;
-	unsigned long flags = 0;
-	FILE *f;
-	int i;
-
-	if (pid == getpid())
-		return xp_error("cannot attach to pid %d: it is xprof itself", (int)pid);
-	/*
-	 * Refused before any ptrace call: init reaps every orphan and must
-	 * never stay stopped, and a tracer that dies at the wrong moment, or a
-	 * bug of ours, would stall the whole system.
-	 */
-	if (pid == 1 && in_initial_pid_ns()) {
-		xp_error("cannot attach to pid 1: it is the system's init process");
-		xp_hint("stopping init, even briefly, can stall the whole system; "
-			"profile the programs it runs instead");
-		return -1;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
-		snprintf(buf, sizeof(buf), "attach to pid %d", (int)pid);
-		return common_explain_trace_error(ESRCH, pid, buf);
-	}
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	/* Field 9 (flags) follows the last ')' of the comm field. */
-	rp = strrchr(buf, ')');
-	if (rp) {
-		for (i = 0, rp++; i < 6 && rp; i++)
-			rp = strchr(rp + 1, ' ');
-		if (rp)
-			flags = strtoul(rp + 1, NULL, 10);
-	}
-	if (flags & 0x00200000) /* PF_KTHREAD */
-		return xp_error("cannot attach to pid %d: it is a kernel thread", (int)pid);
-	return 0;
-}
-
 int cmd_attach(int argc, char **argv)
 {
 	struct attach_opts opts = {.rec = {.freq_hz = XP_DEFAULT_FREQ,
@@ -171,7 +115,7 @@ int cmd_attach(int argc, char **argv)
 	if (opts.rec.quiet)
 		xp_quiet = 1;
 	for (i = 0; i < opts.npids; i++)
-		if (check_target(opts.pid[i]))
+		if (common_check_target(opts.pid[i], "attach to"))
 			return 1;
 
 	w = common_open_output(opts.rec.output, argc, argv);

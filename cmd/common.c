@@ -16,6 +16,8 @@
 #include "arch/arch.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -195,6 +197,19 @@ static void comm_of(pid_t pid, char *buf, size_t len)
 	fclose(f);
 }
 
+/*
+ * Whether xprof runs in the initial pid namespace, where pid 1 is the
+ * system's init (in a container's namespace, pid 1 is usually the program
+ * to profile).  The initial namespace's inode is fixed: PROC_PID_INIT_INO,
+ * include/linux/proc_ns.h.
+ */
+static bool in_initial_pid_ns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCu;
+}
+
 int common_check_target(pid_t pid, const char *what)
 {
 	char path[64], buf[512], *rp;
@@ -204,6 +219,17 @@ int common_check_target(pid_t pid, const char *what)
 
 	if (pid == getpid())
 		return xp_error("cannot %s pid %d: it is xprof itself", what, (int)pid);
+	/*
+	 * Refused before any ptrace call: init reaps every orphan and must
+	 * never stay stopped, and a tracer that dies at the wrong moment, or a
+	 * bug of ours, would stall the whole system.
+	 */
+	if (pid == 1 && in_initial_pid_ns()) {
+		xp_error("cannot %s pid 1: it is the system's init process", what);
+		xp_hint("stopping init, even briefly, can stall the whole system; "
+			"profile the programs it runs instead");
+		return -1;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f) {
