@@ -9,7 +9,17 @@
 # names anything still missing).
 set -euo pipefail
 
-packages=(cmake gcc pkg-config libdw-dev libelf-dev libunwind-dev libcapstone-dev)
+# Usage: deps.sh [--test]
+#   (none)  what building xprof needs
+#   --test  also what the test suite drives: chromium (flame graph), golang-go
+#           (go tool pprof), python3 (JSON checks), bsdutils (script: a
+#           terminal), groff-base and man-db (man pages), clang and its
+#           runtime (fuzzing), fonts for readable screenshots
+packages=(cmake gcc make pkg-config libdw-dev libelf-dev libunwind-dev libcapstone-dev zlib1g-dev)
+if [[ ${1:-} == --test ]]; then
+	packages+=(chromium fonts-dejavu-core golang-go python3 bsdutils groff-base man-db
+		clang libclang-rt-14-dev)
+fi
 
 if ! command -v dpkg >/dev/null 2>&1; then
 	echo "deps.sh: no dpkg here; make sure these (Debian names) are installed: ${packages[*]}" >&2
@@ -25,7 +35,7 @@ for p in "${packages[@]}"; do
 	fi
 done
 if ((${#missing[@]} == 0)); then
-	echo "deps.sh: all build dependencies are installed"
+	echo "deps.sh: all needed packages are installed"
 	exit 0
 fi
 

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/deps.sh
+scripts/deps.sh --test
 cmake -S . -B build -DXPROF_WERROR=ON
 cmake --build build -j "$(nproc)"
 
