@@ -76,7 +76,10 @@ static int riscv64_sp_off(const char *p, int32_t *off)
 /*
  * RISC-V prologues and epilogues (addi sp; sd/ld ra and s0 relative to sp;
  * addi s0, sp), in the syntax of capstone 5, which is the first capstone
- * with RISC-V; compressed forms are printed with a "c." prefix.
+ * with RISC-V; compressed forms are printed with a "c." prefix and hex
+ * immediates, as seen in the riscv64 guest (tests/xarch):
+ * "c.addi sp, -0x10", "c.sdsp ra, 8(sp)", "c.addi4spn s0, sp, 0x10",
+ * "c.ldsp s0, 0(sp)", "c.jr ra", "jal -0x40" (a call: rd = ra implied).
  */
 static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_effect *eff)
 {
@@ -106,14 +109,19 @@ static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) &&
 		   xp_arch_has_prefix(ops, "s0, ", &p) && !riscv64_sp_off(p, &v)) {
 		eff->flags |= XP_EFF_RESTORE_FP;
-	} else if (!strcmp(mn, "addi") && xp_arch_has_prefix(ops, "s0, sp, ", &p) &&
-		   !xp_arch_parse_imm(&p, &v) && !*p) {
+	} else if ((!strcmp(mn, "addi") || !strcmp(mn, "addi4spn")) &&
+		   xp_arch_has_prefix(ops, "s0, sp, ", &p) && !xp_arch_parse_imm(&p, &v) && !*p) {
+		/* GCC's "addi s0, sp, N" is mostly the compressed c.addi4spn. */
 		eff->flags |= XP_EFF_SET_FP;
 		eff->set_fp = v;
+	} else if (!strcmp(mn, "mv") && !strcmp(ops, "s0, sp")) {
+		eff->flags |= XP_EFF_SET_FP;
 	} else if (!strcmp(mn, "addi") && xp_arch_has_prefix(ops, "sp, s0, ", &p) &&
 		   !xp_arch_parse_imm(&p, &v) && !*p) {
 		eff->flags |= XP_EFF_SP_FROM_FP;
 		eff->sp_from_fp = v;
+	} else if (!strcmp(mn, "mv") && !strcmp(ops, "sp, s0")) {
+		eff->flags |= XP_EFF_SP_FROM_FP;
 	} else if (!strcmp(mn, "call") || (!strncmp(mn, "jal", 3) && !strchr(ops, ',')) ||
 		   ((!strcmp(mn, "jal") || !strcmp(mn, "jalr")) &&
 		    xp_arch_has_prefix(ops, "ra,", NULL))) {

@@ -248,6 +248,21 @@ static int test_riscv64_insn_effect(void)
 	    {"mv", "sp, a0", {.flags = XP_EFF_SP_UNKNOWN}},
 	    {"sub", "sp, sp, t0", {.flags = XP_EFF_SP_UNKNOWN}},
 	    {"slli", "s0, a0, 3", {.flags = XP_EFF_FP_CLOBBER}},
+	    /* As capstone 5 prints GCC 12's prologue and epilogue (the xarch riscv64 guest). */
+	    {"c.addi", "sp, -0x10", {.sp_pre = -16}},
+	    {"c.sdsp", "ra, 8(sp)", {.flags = XP_EFF_SAVE_RA, .save_ra = 8}},
+	    {"c.addi4spn", "s0, sp, 0x10", {.flags = XP_EFF_SET_FP, .set_fp = 16}},
+	    {"addi", "s0, sp, 0x30", {.flags = XP_EFF_SET_FP, .set_fp = 48}},
+	    {"c.mv", "s0, sp", {.flags = XP_EFF_SET_FP}},
+	    {"c.mv", "sp, s0", {.flags = XP_EFF_SP_FROM_FP}},
+	    {"c.ldsp", "ra, 8(sp)", {.flags = XP_EFF_RESTORE_RA}},
+	    {"ld", "s0, 0x20(sp)", {.flags = XP_EFF_RESTORE_FP}},
+	    {"c.addi", "sp, 0x10", {.sp_pre = 16}},
+	    {"c.jr", "ra", {.flags = XP_EFF_RETURN}},
+	    {"c.jr", "a5", {.flags = XP_EFF_JUMP}},
+	    {"jal", "-0x40", {.flags = XP_EFF_CALL}},
+	    {"c.j", "-0x66", {.flags = XP_EFF_JUMP}},
+	    {"c.beqz", "a1, 0x26", {0}},
 	};
 
 	return check_effects(EM_RISCV, c, N(c));
