@@ -6,9 +6,9 @@
  * sp, fp and return-address locations; each arch's insn_effect hook says
  * what one instruction does.  It follows the code linearly, and after a
  * return or an unconditional jump continues from the deepest frame state
- * seen (the body), which handles the usual single prologue with one or
- * more epilogues; shrink-wrapped paths can fool it, which is why CFI is
- * always preferred.
+ * seen outside an epilogue (the body), which handles the usual single
+ * prologue with one or more epilogues; shrink-wrapped paths can fool it,
+ * which is why CFI is always preferred.
  */
 #include "insn.h"
 #include "arch/arch.h"
@@ -131,6 +131,13 @@ struct insn_frame {
 	bool fp_frame; /* CFA = fp + fp_cfa (fp was set from sp) */
 	bool fp_saved; /* caller's fp at CFA + fp_save */
 	bool ra_saved; /* return address at CFA + ra_save (else still in the ra register) */
+	/*
+	 * This path has begun to restore the caller's registers: it is an
+	 * epilogue, whose states must not become the body another path starts
+	 * from (RISC-V restores ra and s0 with separate loads before it pops
+	 * the frame, so depth alone does not tell).
+	 */
+	bool epilogue;
 	int64_t sp_cfa, fp_cfa, fp_save, ra_save;
 };
 
@@ -167,9 +174,12 @@ static int insn_frame_apply(struct insn_frame *f, const struct xp_insn_effect *e
 	if (e->flags & XP_EFF_RESTORE_FP) {
 		f->fp_saved = false;
 		f->fp_frame = false;
+		f->epilogue = true;
 	}
-	if (e->flags & XP_EFF_RESTORE_RA)
+	if (e->flags & XP_EFF_RESTORE_RA) {
 		f->ra_saved = false;
+		f->epilogue = true;
+	}
 	if (e->flags & XP_EFF_FP_CLOBBER)
 		f->fp_frame = false;
 	f->sp_cfa -= e->sp_post;
@@ -236,7 +246,7 @@ int insn_frame_row(struct insn_decoder *d, const struct xp_arch *arch, const uin
 			ret = insn_frame_apply(&f, &eff);
 			if (ret)
 				return ret;
-			if (insn_frame_depth(&f) >= insn_frame_depth(&body))
+			if (!f.epilogue && insn_frame_depth(&f) >= insn_frame_depth(&body))
 				body = f;
 			/* Nothing falls through a return or a jump: what follows is another path.
 			 */

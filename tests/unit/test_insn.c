@@ -146,6 +146,37 @@ static int test_aarch64_prologue(void)
 			  sizeof(e) / sizeof(e[0]));
 }
 
+/*
+ * An epilogue that restores the return address before it pops the frame
+ * (RISC-V always does, with separate loads; here aarch64 without a frame
+ * record) must not become the state the path after the return starts from.
+ */
+static int test_aarch64_epilogue_same_depth(void)
+{
+	static const uint32_t words[] = {
+	    0xd10083ff, /* 0: sub sp, sp, #0x20 */
+	    0xf90007fe, /* 4: str x30, [sp, #8] */
+	    0x97fffffe, /* 8: bl */
+	    0xf94007fe, /* 12: ldr x30, [sp, #8] */
+	    0x910083ff, /* 16: add sp, sp, #0x20 */
+	    0xd65f03c0, /* 20: ret */
+	    0xd503201f, /* 24: nop (another path, in the body) */
+	};
+	static const struct row_expect e[] = {
+	    {12, 31, 0x20, CFI_OFFSET, -0x18, CFI_SAME, 0},
+	    {16, 31, 0x20, CFI_SAME, 0, CFI_SAME, 0},
+	    {20, 31, 0, CFI_SAME, 0, CFI_SAME, 0},
+	    {24, 31, 0x20, CFI_OFFSET, -0x18, CFI_SAME, 0},
+	};
+	uint8_t code[sizeof(words)];
+	size_t i;
+
+	for (i = 0; i < sizeof(code); i++)
+		code[i] = (uint8_t)(words[i / 4] >> (8 * (i % 4)));
+	return check_rows(xp_arch_by_machine(EM_AARCH64), code, sizeof(code), e,
+			  sizeof(e) / sizeof(e[0]));
+}
+
 static int test_call_check(void)
 {
 	static const uint8_t x86[] = {
@@ -179,4 +210,5 @@ static int test_call_check(void)
 }
 
 T_MAIN(T_CASE(test_x86_64_prologue), T_CASE(test_x86_64_early_return), T_CASE(test_x86_64_refused),
-       T_CASE(test_aarch64_prologue), T_CASE(test_call_check))
+       T_CASE(test_aarch64_prologue), T_CASE(test_aarch64_epilogue_same_depth),
+       T_CASE(test_call_check))
