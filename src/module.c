@@ -31,6 +31,13 @@ struct module_load {
 	uint32_t flags; /* PF_* */
 };
 
+struct module_range {
+	uint64_t start, end;
+};
+
+/* .plt, .plt.sec, .plt.got, .iplt: a few at most. */
+#define MODULE_MAX_PLT 4
+
 struct module_sym {
 	uint64_t start, size;
 	const char *name; /* in the ELF string table */
@@ -57,6 +64,8 @@ struct module {
 	bool syms_loaded;
 	struct module_sym *syms; /* sorted by start */
 	size_t nr_syms;
+	struct module_range plts[MODULE_MAX_PLT]; /* PLT sections, found with the symbols */
+	size_t nr_plts;
 };
 
 struct module_cache {
@@ -379,12 +388,33 @@ static void module_load_symtab(struct module *mod, Elf_Scn *scn, const GElf_Shdr
 	}
 }
 
+/* The PLT sections, by name: the linker gives their stubs no symbols. */
+static void module_load_plts(struct module *mod)
+{
+	Elf_Scn *scn = NULL;
+	const char *name;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(mod->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(mod->elf, scn)) && mod->nr_plts < MODULE_MAX_PLT) {
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
+			continue;
+		name = elf_strptr(mod->elf, shstrndx, sh.sh_name);
+		if (name && (!strncmp(name, ".plt", 4) || !strcmp(name, ".iplt")))
+			mod->plts[mod->nr_plts++] =
+			    (struct module_range){sh.sh_addr, sh.sh_addr + sh.sh_size};
+	}
+}
+
 static void module_load_syms(struct module *mod)
 {
 	Elf_Scn *scn = NULL, *dynsym = NULL;
 	GElf_Shdr sh, dynsh;
 
 	mod->syms_loaded = true;
+	module_load_plts(mod);
 	while ((scn = elf_nextscn(mod->elf, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
@@ -434,6 +464,18 @@ int module_symbol(struct module *mod, uint64_t vaddr, const char **name, uint64_
 		}
 	}
 	return -ENOENT;
+}
+
+bool module_is_plt(struct module *mod, uint64_t vaddr)
+{
+	size_t i;
+
+	if (!mod->syms_loaded)
+		module_load_syms(mod);
+	for (i = 0; i < mod->nr_plts; i++)
+		if (vaddr >= mod->plts[i].start && vaddr < mod->plts[i].end)
+			return true;
+	return false;
 }
 
 int module_symbol_by_name(struct module *mod, const char *name, uint64_t *start, uint64_t *size)

@@ -58,6 +58,12 @@ size_t module_code_before(const struct module *mod, uint64_t vaddr, size_t max,
  */
 int module_symbol(struct module *mod, uint64_t vaddr, const char **name, uint64_t *start,
 		  uint64_t *size);
+/*
+ * Whether ELF vaddr @vaddr lies in a PLT section (.plt, .plt.sec, .plt.got,
+ * .iplt): stubs made by the linker, with no symbol and, except on x86-64,
+ * no CFI, that jump on without touching the stack or the return address.
+ */
+bool module_is_plt(struct module *mod, uint64_t vaddr);
 /* The function symbol named @name (first match).  -ENOENT when none. */
 int module_symbol_by_name(struct module *mod, const char *name, uint64_t *start, uint64_t *size);
 

@@ -130,8 +130,15 @@ static int uw_row_from_code(struct uw_walk *w, struct module *mod, uint64_t vadd
 	const uint8_t *code;
 	size_t len;
 
-	if (module_symbol(mod, vaddr, NULL, &start, &size))
-		return -ENOENT;
+	if (module_symbol(mod, vaddr, NULL, &start, &size)) {
+		/*
+		 * A PLT stub has no symbol (nor, off x86-64, CFI) and no frame:
+		 * interrupted in one, the frame is as at a function's entry.
+		 */
+		if (!exact || !module_is_plt(mod, vaddr))
+			return -ENOENT;
+		start = vaddr;
+	}
 	len = module_code(mod, start, &code);
 	if (!len)
 		return -ENOENT;

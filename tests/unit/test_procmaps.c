@@ -12,6 +12,7 @@
 #include "arch/arch.h"
 #include "module.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <unistd.h>
 
@@ -183,6 +184,64 @@ static int test_module_self(void)
 	return T_OK;
 }
 
+/* ELF vaddr and size of section @name of this test program, from its file. */
+static int self_section(const char *want, uint64_t *addr, uint64_t *size)
+{
+	FILE *f = fopen("/proc/self/exe", "rb");
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strsh;
+	char name[32];
+	int i, ret = -1;
+
+	if (!f)
+		return -1;
+	if (fread(&eh, sizeof(eh), 1, f) != 1 ||
+	    fseek(f, (long)(eh.e_shoff + (uint64_t)eh.e_shstrndx * eh.e_shentsize), SEEK_SET) ||
+	    fread(&strsh, sizeof(strsh), 1, f) != 1)
+		goto out;
+	for (i = 0; i < eh.e_shnum && ret; i++) {
+		if (fseek(f, (long)(eh.e_shoff + (uint64_t)i * eh.e_shentsize), SEEK_SET) ||
+		    fread(&sh, sizeof(sh), 1, f) != 1 ||
+		    fseek(f, (long)(strsh.sh_offset + sh.sh_name), SEEK_SET) ||
+		    !fgets(name, sizeof(name), f))
+			break;
+		if (!strncmp(name, want, strlen(want) + 1)) {
+			*addr = sh.sh_addr;
+			*size = sh.sh_size;
+			ret = 0;
+		}
+	}
+out:
+	fclose(f);
+	return ret;
+}
+
+/* PLT stubs have no symbols; the unwinder still has to know them. */
+static int test_module_plt(void)
+{
+	struct module_cache *mc = module_cache_new();
+	uint64_t addr = (uint64_t)(uintptr_t)&procmaps_probe, vaddr, plt, size;
+	struct addrspace as;
+	struct xp_map *m;
+
+	if (self_section(".plt", &plt, &size) || !size) {
+		module_cache_free(mc);
+		return T_SKIP; /* linked without a PLT (-z now -fno-plt) */
+	}
+	addrspace_init(&as, getpid(), mc);
+	T_EQ_U64(addrspace_load(&as), 0);
+	m = addrspace_find(&as, addr);
+	T_ASSERT(m && m->mod);
+	T_EQ_U64(module_vaddr(m->mod, m, addr, &vaddr), 0);
+	T_ASSERT(!module_is_plt(m->mod, vaddr));
+	T_ASSERT(module_is_plt(m->mod, plt));
+	T_ASSERT(module_is_plt(m->mod, plt + size - 1));
+	T_ASSERT(!module_is_plt(m->mod, plt - 1));
+	addrspace_release(&as);
+	module_cache_free(mc);
+	return T_OK;
+}
+
 static int test_module_not_elf(void)
 {
 	struct module_cache *mc = module_cache_new();
@@ -239,4 +298,5 @@ static int test_module_vdso(void)
 }
 
 T_MAIN(T_CASE(test_parse_good), T_CASE(test_parse_bad), T_CASE(test_addrspace_text),
-       T_CASE(test_module_self), T_CASE(test_module_not_elf), T_CASE(test_module_vdso))
+       T_CASE(test_module_self), T_CASE(test_module_plt), T_CASE(test_module_not_elf),
+       T_CASE(test_module_vdso))
