@@ -75,6 +75,7 @@ struct report_opts {
 	size_t nr_pids, nr_tids, nr_comms;
 	const char *comms[REPORT_MAX_FILTER];
 	char comm_buf[1024];
+	const char *symfs; /* NULL, or a directory the recorded file paths are under */
 };
 #define REPORT_OPTS_INIT                                                                           \
 	{                                                                                          \

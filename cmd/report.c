@@ -16,6 +16,7 @@
 #include "symbolize/symbolize.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -149,6 +150,11 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .value = &opts->output,
 	     .argh = "<file>",
 	     .help = "write the report to <file> instead of standard output"},
+	    {.long_name = "symfs",
+	     .type = XP_OPT_STRING,
+	     .value = &opts->symfs,
+	     .argh = "<dir>",
+	     .help = "look for the recorded files under <dir> (as perf's --symfs)"},
 	    {.long_name = "flat",
 	     .type = XP_OPT_FLAG,
 	     .value = &chosen[1],
@@ -260,6 +266,7 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 struct resolver {
 	const struct profile *p;
 	struct symbolizer *sym;
+	const char *symfs;
 };
 
 /* Name a frame: find its mapping as of the sample (pc-1 rule included), then symbolize. */
@@ -270,6 +277,7 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	const struct profile_mapping *m = NULL;
 	const struct sym_frame *f;
 	struct sym_map sm;
+	char path[PATH_MAX];
 
 	(void)max;
 	if (!(req->flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
@@ -278,6 +286,9 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	if (m)
 		sm = (struct sym_map){m->start, m->end,	     m->offset,
 				      m->path,	m->build_id, m->build_id_len};
+	if (m && r->symfs && m->path && m->path[0] == '/' &&
+	    (size_t)snprintf(path, sizeof(path), "%s%s", r->symfs, m->path) < sizeof(path))
+		sm.path = path;
 	f = symbolize_pc(r->sym, m ? &sm : NULL, req->pc, req->flags);
 	labels[0] = f->name;
 	return 1;
@@ -333,7 +344,7 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	};
 
 	run->ops = format_ops(opts->format);
-	run->r = (struct resolver){p, symbolizer_new(NULL)};
+	run->r = (struct resolver){p, symbolizer_new(NULL), opts->symfs};
 	if (run->ops->flags & OUT_THREADS)
 		ao.flags |= AGG_THREADS;
 	if (run->ops->flags & OUT_LOCATIONS)

@@ -82,6 +82,10 @@ static int test_parse_args(void)
 	T_EQ_U64(parse(&o, ARGS("--input=b.data", "--flat"), &err), 0);
 	T_EQ_STR(o.input, "b.data");
 	T_EQ_U64(o.format, REPORT_FLAT);
+	T_ASSERT(!o.symfs);
+
+	T_EQ_U64(parse(&o, ARGS("--symfs", "golden/aarch64", "--folded"), &err), 0);
+	T_EQ_STR(o.symfs, "golden/aarch64");
 
 	T_EQ_U64(parse(&o, ARGS("--flat", "--folded"), &err), 2);
 	T_ASSERT(strstr(err, "xprof: error: options '--folded' and '--flat' cannot be used "
