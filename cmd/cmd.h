@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include <stdio.h>
 
+#include "opt.h"
+
 int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -58,6 +60,9 @@ struct report_opts {
 	const char *input;  /* "-": standard input */
 	const char *output; /* NULL or "-": standard output */
 	int format;	    /* enum report_format */
+	bool no_inline;	    /* fold inlined functions into their caller */
+	bool no_demangle;   /* keep symbol names mangled */
+	struct xp_strlist debug_dirs; /* --debug-dir, each a colon-separated list */
 };
 #define REPORT_OPTS_INIT                                                                           \
 	{                                                                                          \

@@ -12,6 +12,7 @@
 #include "opt.h"
 #include "out.h"
 #include "profile.h"
+#include "arch/arch.h"
 #include "symbolize/symbolize.h"
 
 #include <errno.h>
@@ -30,7 +31,8 @@ static const struct xp_cmd_help report_help = {
 		"xprof.data\n"
 		"    xprof report --folded -o app.folded    # folded stacks for flame graphs\n"
 		"    xprof report --folded | flamegraph.pl > app.svg\n"
-		"    xprof report -i old.data --flat        # another data file\n",
+		"    xprof report -i old.data --flat        # another data file\n"
+		"    xprof report --debug-dir ~/debug       # debuginfo under ~/debug/.build-id\n",
 };
 
 int report_parse_args(int argc, char **argv, struct report_opts *opts)
@@ -57,6 +59,19 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .type = XP_OPT_FLAG,
 	     .value = &folded,
 	     .help = "folded stacks, one line per stack, for flame graphs"},
+	    {.long_name = "no-inline",
+	     .type = XP_OPT_FLAG,
+	     .value = &opts->no_inline,
+	     .help = "fold inlined functions into the function they were inlined into"},
+	    {.long_name = "no-demangle",
+	     .type = XP_OPT_FLAG,
+	     .value = &opts->no_demangle,
+	     .help = "show C++ and Rust names mangled, as the symbol table has them"},
+	    {.long_name = "debug-dir",
+	     .type = XP_OPT_STRING_LIST,
+	     .value = &opts->debug_dirs,
+	     .argh = "<dir>",
+	     .help = "also look for separate debuginfo under <dir> (repeatable, or a:b:c)"},
 	    {.type = XP_OPT_END},
 	};
 	int ret = xp_parse_options(argc, argv, options, &report_help, 0);
@@ -82,7 +97,11 @@ struct resolver {
 	struct symbolizer *sym;
 };
 
-/* Name a frame: find its mapping as of the sample (pc-1 rule included), then symbolize. */
+/*
+ * Name a frame: find its mapping as of the sample (pc-1 rule included),
+ * then symbolize; an address in inlined code names the inlined functions
+ * first, then the function holding them.
+ */
 static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, const char **labels,
 				  unsigned int max)
 {
@@ -90,23 +109,44 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	const struct profile_mapping *m = NULL;
 	const struct sym_frame *f;
 	struct sym_map sm;
+	unsigned int n = 0;
 
-	(void)max;
 	if (!(req->flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
 		m = profile_find_mapping(r->p, req->pid, req->t,
 					 sym_lookup_pc(req->pc, req->flags));
 	if (m)
 		sm = (struct sym_map){m->start, m->end,	     m->offset,
 				      m->path,	m->build_id, m->build_id_len};
-	f = symbolize_pc(r->sym, m ? &sm : NULL, req->pc, req->flags);
-	labels[0] = f->name;
-	return 1;
+	for (f = symbolize_pc(r->sym, req->pid, m ? &sm : NULL, req->pc, req->flags); f && n < max;
+	     f = f->caller)
+		labels[n++] = f->name;
+	return n;
+}
+
+/* A symbolizer for @p: the options, the data file's arch and the side data it carries. */
+static struct symbolizer *new_symbolizer(const struct report_opts *opts, const struct profile *p)
+{
+	const struct xp_arch *arch = xp_arch_by_machine(p->e_machine);
+	struct sym_opts so = {
+	    .no_inline = opts->no_inline,
+	    .no_demangle = opts->no_demangle,
+	    .debug_dirs = opts->debug_dirs.v,
+	    .nr_debug_dirs = opts->debug_dirs.nr,
+	    .syscall_name = arch ? arch->syscall_name : NULL,
+	};
+	struct symbolizer *s = symbolizer_new(&so);
+	size_t i;
+
+	for (i = 0; i < p->nr_jitsyms; i++)
+		symbolizer_add_jit(s, p->jitsyms[i].pid, p->jitsyms[i].start, p->jitsyms[i].size,
+				   p->jitsyms[i].name);
+	return s;
 }
 
 int report_profile(const struct report_opts *opts, const struct profile *p, FILE *out)
 {
 	const struct out_ops *ops = opts->format == REPORT_FOLDED ? &out_folded : &out_flat;
-	struct resolver r = {p, symbolizer_new(NULL)};
+	struct resolver r = {p, new_symbolizer(opts, p)};
 	struct agg a;
 	int ret;
 

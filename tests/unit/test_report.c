@@ -92,6 +92,31 @@ static int test_parse_args(void)
 	T_EQ_U64(parse(&o, ARGS("-i"), &err), 2);
 	T_ASSERT(strstr(err, "requires a value"));
 	T_EQ_U64(parse(&o, ARGS("-i", ""), &err), 2);
+
+	/* Symbolization options: off by default; --debug-dir repeats, in order. */
+	T_EQ_U64(parse(&o, ARGS("--folded"), &err), 0);
+	T_ASSERT(!o.no_inline && !o.no_demangle);
+	T_EQ_U64(o.debug_dirs.nr, 0);
+	T_EQ_U64(
+	    parse(&o,
+		  ARGS("--no-inline", "--no-demangle", "--debug-dir", "/a:/b", "--debug-dir=rel"),
+		  &err),
+	    0);
+	T_ASSERT(o.no_inline && o.no_demangle);
+	T_EQ_U64(o.debug_dirs.nr, 2);
+	T_EQ_STR(o.debug_dirs.v[0], "/a:/b");
+	T_EQ_STR(o.debug_dirs.v[1], "rel");
+	T_EQ_U64(parse(&o, ARGS("--debug-dir", ""), &err), 2);
+	T_ASSERT(strstr(err, "invalid value '' for --debug-dir"));
+	T_EQ_U64(parse(&o,
+		       ARGS("--debug-dir=1", "--debug-dir=2", "--debug-dir=3", "--debug-dir=4",
+			    "--debug-dir=5", "--debug-dir=6", "--debug-dir=7", "--debug-dir=8",
+			    "--debug-dir=9", "--debug-dir=10", "--debug-dir=11", "--debug-dir=12",
+			    "--debug-dir=13", "--debug-dir=14", "--debug-dir=15", "--debug-dir=16",
+			    "--debug-dir=17"),
+		       &err),
+		 2);
+	T_ASSERT(strstr(err, "option '--debug-dir' given more than 16 times"));
 	parse_done();
 	return T_OK;
 }

@@ -31,8 +31,12 @@ void xp_test_top(void);
 void xp_test_noret_caller(void);
 void xp_test_noret_callee(void);
 
+void xp_test_probe(void);
+void xp_test_inline_host(void);
+void xp_test_mangled(void) __asm__("_ZN6xptest7mangled5probeEi");
+
 static volatile int sink;
-static uint64_t ra_in_mid, ra_in_top, ra_noret;
+static uint64_t ra_in_mid, ra_in_top, ra_noret, ra_in_inline, ra_in_mangled;
 static jmp_buf noret_jmp;
 
 NOINLINE void xp_test_leaf(void)
@@ -64,6 +68,44 @@ __attribute__((noreturn)) NOINLINE void xp_test_noret_callee(void)
 NOINLINE void xp_test_noret_caller(void)
 {
 	xp_test_noret_callee();
+}
+
+/*
+ * An inlined chain: host -> outer -> inner -> (call) probe.  The return
+ * address of the call to probe lies in inner's code, inlined twice.
+ */
+NOINLINE void xp_test_probe(void)
+{
+	ra_in_inline = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	sink++;
+}
+
+static const unsigned int line_call_probe = __LINE__ + 3;
+static inline __attribute__((always_inline)) void xp_test_inline_inner(void)
+{
+	xp_test_probe();
+	sink++;
+}
+
+static const unsigned int line_call_inner = __LINE__ + 3;
+static inline __attribute__((always_inline)) void xp_test_inline_outer(void)
+{
+	xp_test_inline_inner();
+	sink++;
+}
+
+static const unsigned int line_call_outer = __LINE__ + 3;
+NOINLINE void xp_test_inline_host(void)
+{
+	xp_test_inline_outer();
+	sink++;
+}
+
+/* A C++ name through an asm label: demangles to "xptest::mangled::probe(int)". */
+NOINLINE void xp_test_mangled(void)
+{
+	ra_in_mangled = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	sink++;
 }
 
 static uint8_t self_id[64];
@@ -142,9 +184,11 @@ static int setup(void)
 		return -1;
 	self_path[n] = 0;
 	xp_test_top();
+	xp_test_inline_host();
+	xp_test_mangled();
 	if (!setjmp(noret_jmp))
 		xp_test_noret_caller();
-	return self_id_len && ra_in_mid && ra_in_top && ra_noret ? 0 : -1;
+	return self_id_len && ra_in_mid && ra_in_top && ra_noret && ra_in_inline ? 0 : -1;
 }
 
 static uint64_t addr_of(void (*fn)(void))
@@ -195,7 +239,7 @@ static const struct sym_frame *sym_at(struct symbolizer *s, const struct profile
 	if (m)
 		sm = (struct sym_map){m->start, m->end,	     m->offset,
 				      m->path,	m->build_id, m->build_id_len};
-	return symbolize_pc(s, m ? &sm : NULL, pc, flags);
+	return symbolize_pc(s, 4242, m ? &sm : NULL, pc, flags);
 }
 
 static int test_pc_minus_one_rule(void)
@@ -319,12 +363,12 @@ static int test_unresolved(void)
 	const char *n1, *n2, *n3, *n4, *n5, *n6, *err;
 
 	cap_begin();
-	n1 = symbolize_pc(s, &missing, 0x10010, XP_FRAME_EXACT)->name;
-	n2 = symbolize_pc(s, &missing, 0x10020, 0)->name;
-	n3 = symbolize_pc(s, &vdso, 0x30100, XP_FRAME_EXACT)->name;
-	n4 = symbolize_pc(s, NULL, 0x1234, 0)->name;
-	n5 = symbolize_pc(s, NULL, 0x1234, XP_FRAME_TRUNCATED)->name;
-	n6 = symbolize_pc(s, NULL, 231, XP_FRAME_SYSCALL)->name;
+	n1 = symbolize_pc(s, 1, &missing, 0x10010, XP_FRAME_EXACT)->name;
+	n2 = symbolize_pc(s, 1, &missing, 0x10020, 0)->name;
+	n3 = symbolize_pc(s, 1, &vdso, 0x30100, XP_FRAME_EXACT)->name;
+	n4 = symbolize_pc(s, 1, NULL, 0x1234, 0)->name;
+	n5 = symbolize_pc(s, 1, NULL, 0x1234, XP_FRAME_TRUNCATED)->name;
+	n6 = symbolize_pc(s, 1, NULL, 231, XP_FRAME_SYSCALL)->name;
 	err = cap_end();
 	T_EQ_STR(n1, "libgone.so.1+0x3010");
 	/* The raw address is shown; only the lookup uses pc - 1. */
@@ -369,5 +413,130 @@ static int test_report_self(void)
 	return T_OK;
 }
 
+/* A return address in twice-inlined code: three frames, each with the line of its call. */
+static int test_inline_chain(void)
+{
+	struct sym_opts opts = {.lines = true};
+	const struct sym_frame *f, *g;
+	struct symbolizer *s, *flat;
+	struct profile p;
+
+	if (setup())
+		return T_SKIP;
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	s = symbolizer_new(&opts);
+	f = sym_at(s, &p, ra_in_inline, 0);
+	T_EQ_STR(f->name, "xp_test_inline_inner");
+	T_EQ_U64(f->kind, SYM_FUNC);
+	T_ASSERT(f->file && strstr(f->file, "test_symbolize.c"));
+	T_EQ_U64(f->line, line_call_probe);
+	T_EQ_STR(f->module, "test_symbolize");
+	T_ASSERT(f->caller);
+	T_EQ_STR(f->caller->name, "xp_test_inline_outer");
+	T_EQ_U64(f->caller->line, line_call_inner);
+	T_ASSERT(f->caller->caller);
+	g = f->caller->caller;
+	T_EQ_STR(g->name, "xp_test_inline_host");
+	T_EQ_U64(g->line, line_call_outer);
+	T_ASSERT(!g->caller);
+	/* The offset is within the function that holds the code, at every level. */
+	T_EQ_U64(f->offset, g->offset);
+	T_EQ_U64(g->offset, ra_in_inline - 1 - addr_of(xp_test_inline_host));
+	/* --no-inline: only the function holding the code, with the line-table line. */
+	opts.no_inline = true;
+	flat = symbolizer_new(&opts);
+	f = sym_at(flat, &p, ra_in_inline, 0);
+	T_EQ_STR(f->name, "xp_test_inline_host");
+	T_ASSERT(!f->caller);
+	T_EQ_U64(f->line, line_call_probe);
+	symbolizer_free(flat);
+	symbolizer_free(s);
+	profile_release(&p);
+	return T_OK;
+}
+
+static int test_demangled_names(void)
+{
+	struct sym_opts opts = {.no_demangle = true};
+	struct symbolizer *s, *raw;
+	struct profile p;
+
+	if (setup())
+		return T_SKIP;
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	s = symbolizer_new(NULL);
+	raw = symbolizer_new(&opts);
+	T_EQ_STR(sym_at(s, &p, addr_of(xp_test_mangled), XP_FRAME_EXACT)->name,
+		 "xptest::mangled::probe(int)");
+	T_EQ_STR(sym_at(raw, &p, addr_of(xp_test_mangled), XP_FRAME_EXACT)->name,
+		 "_ZN6xptest7mangled5probeEi");
+	symbolizer_free(raw);
+	symbolizer_free(s);
+	profile_release(&p);
+	return T_OK;
+}
+
+/* JIT symbols name addresses with no mapping and in anonymous memory, never in files. */
+static int test_jit_symbols(void)
+{
+	struct sym_opts opts = {.lines = true};
+	struct symbolizer *s = symbolizer_new(&opts);
+	struct sym_map anon = {0x7000000, 0x7010000, 0, "", NULL, 0};
+	struct sym_map memfd = {0x7100000, 0x7110000, 0, "/memfd:jit (deleted)", NULL, 0};
+	struct sym_map file = {0x400000, 0x401000, 0, "/nonexistent/app", NULL, 0};
+	const struct sym_frame *f;
+
+	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "old_code");
+	symbolizer_add_jit(s, 7, 0x7000080, 0x40, "newer_code"); /* later: wins where it overlaps */
+	symbolizer_add_jit(s, 7, 0x7100000, 0x10, "in_memfd");
+	symbolizer_add_jit(s, 7, 0x900000, 0x10, "unmapped");
+	symbolizer_add_jit(s, 7, 0x400000, 0x1000, "over_a_file");
+	symbolizer_add_jit(s, 8, 0x7000000, 0x1000, "other_pid");
+	symbolizer_add_jit(s, 7, 0x7000200, 0, "empty");
+	symbolizer_add_jit_line(s, 7, 0x7000000, 0x7000010, "script.js", 12);
+	cap_begin();
+	f = symbolize_pc(s, 7, &anon, 0x7000004, XP_FRAME_EXACT);
+	T_EQ_U64(f->kind, SYM_JIT);
+	T_EQ_STR(f->name, "old_code");
+	T_EQ_U64(f->offset, 4);
+	T_EQ_STR(f->file, "script.js");
+	T_EQ_U64(f->line, 12);
+	T_ASSERT(!f->module && !f->caller);
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000090, XP_FRAME_EXACT)->name, "newer_code");
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x70000c0, XP_FRAME_EXACT)->name, "old_code");
+	/* A return address just past a symbol is looked up at pc - 1, inside it. */
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x70000c0, 0)->name, "newer_code");
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000100, XP_FRAME_EXACT)->name, "0x7000100");
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000200, XP_FRAME_EXACT)->name, "0x7000200");
+	T_EQ_STR(symbolize_pc(s, 7, &memfd, 0x7100004, XP_FRAME_EXACT)->name, "in_memfd");
+	T_EQ_STR(symbolize_pc(s, 7, NULL, 0x900008, XP_FRAME_EXACT)->name, "unmapped");
+	T_EQ_STR(symbolize_pc(s, 8, &anon, 0x7000004, XP_FRAME_EXACT)->name, "other_pid");
+	T_EQ_STR(symbolize_pc(s, 9, &anon, 0x7000004, XP_FRAME_EXACT)->name, "0x7000004");
+	/* A file mapping is the file's business, whatever a perf map says. */
+	T_EQ_STR(symbolize_pc(s, 7, &file, 0x400010, XP_FRAME_EXACT)->name, "app+0x10");
+	cap_end();
+	symbolizer_free(s);
+	return T_OK;
+}
+
+static const char *fake_syscall_name(unsigned int nr)
+{
+	return nr == 35 ? "nanosleep" : NULL;
+}
+
+static int test_syscall_names(void)
+{
+	struct sym_opts opts = {.syscall_name = fake_syscall_name};
+	struct symbolizer *s = symbolizer_new(&opts);
+
+	T_EQ_STR(symbolize_pc(s, 1, NULL, 35, XP_FRAME_SYSCALL)->name, "[syscall] nanosleep");
+	T_EQ_STR(symbolize_pc(s, 1, NULL, 99999, XP_FRAME_SYSCALL)->name, "[syscall] 99999");
+	T_EQ_U64(symbolize_pc(s, 1, NULL, 35, XP_FRAME_SYSCALL)->kind, SYM_MARKER);
+	symbolizer_free(s);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_pc_minus_one_real),
-       T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self))
+       T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self),
+       T_CASE(test_inline_chain), T_CASE(test_demangled_names), T_CASE(test_jit_symbols),
+       T_CASE(test_syscall_names))
