@@ -140,6 +140,12 @@ static struct symbolizer *new_symbolizer(const struct report_opts *opts, const s
 	for (i = 0; i < p->nr_jitsyms; i++)
 		symbolizer_add_jit(s, p->jitsyms[i].pid, p->jitsyms[i].start, p->jitsyms[i].size,
 				   p->jitsyms[i].name);
+	for (i = 0; i < p->nr_jitlines; i++)
+		symbolizer_add_jit_line(s, p->jitlines[i].pid, p->jitlines[i].start,
+					p->jitlines[i].end, p->jitlines[i].file,
+					p->jitlines[i].line);
+	for (i = 0; i < p->nr_vdsos; i++)
+		symbolizer_add_vdso(s, p->vdsos[i].image, p->vdsos[i].len);
 	return s;
 }
 
