@@ -11,6 +11,7 @@
 #include "memread.h"
 #include "stacktab.h"
 #include "jitmap.h"
+#include "vdso.h"
 #include "err.h"
 #include "arch/arch.h"
 
@@ -150,6 +151,9 @@ static void write_mappings(struct sampler *s, struct xp_process *p, uint64_t t)
 			continue;
 		if (m->mod)
 			idlen = module_build_id(m->mod, &id);
+		if (!strcmp(m->path, "[vdso]") &&
+		    check_write(s, vdso_write(s->w, p->pid, m->start, m->end)))
+			return;
 		if (check_write(s, df_write_mapping(s->w, t, p->pid, m->start, m->end, m->offset,
 						    m->prot, m->path, id, idlen)))
 			return;

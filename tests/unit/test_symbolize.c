@@ -21,6 +21,7 @@
 #include <elf.h>
 #include <link.h>
 #include <setjmp.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, used))
@@ -536,7 +537,87 @@ static int test_syscall_names(void)
 	return T_OK;
 }
 
+/* Our own [vdso]: where it is mapped (from /proc/self/maps). */
+static int find_vdso(uint64_t *start, uint64_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long s, e;
+	int ret = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &s, &e) == 2) {
+			*start = s;
+			*end = e;
+			ret = 0;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* The address of dynamic symbol @name in the ELF image at @img (linked at 0). */
+static uint64_t vdso_sym(const uint8_t *img, size_t len, const char *name)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+	unsigned int i, j;
+
+	if (eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > len)
+		return 0;
+	for (i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+		const char *str = (const char *)img + sh[sh[i].sh_link].sh_offset;
+
+		if (sh[i].sh_type != SHT_DYNSYM)
+			continue;
+		for (j = 0; j < sh[i].sh_size / sizeof(*sym); j++)
+			if (!strcmp(str + sym[j].st_name, name))
+				return sym[j].st_value;
+	}
+	return 0;
+}
+
+/*
+ * [vdso] frames named from an image the data file carries (here: our own),
+ * and [vdso]+0xOFF without one, or with one of another size.
+ */
+static int test_vdso_image(void)
+{
+	const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	struct sym_map vdso = {0, 0, 0, "[vdso]", NULL, 0};
+	struct symbolizer *s, *none;
+	uint64_t start = 0, end = 0, off;
+	const char *err;
+
+	if (!img || find_vdso(&start, &end) || (uint64_t)(uintptr_t)img != start)
+		return T_SKIP;
+	/* x86-64 names it __vdso_*, aarch64 and riscv64 __kernel_*. */
+	off = vdso_sym(img, end - start, "__vdso_clock_gettime");
+	if (!off)
+		off = vdso_sym(img, end - start, "__kernel_clock_gettime");
+	if (!off)
+		return T_SKIP;
+	vdso.start = 0x7ff000000000ull;
+	vdso.end = vdso.start + (end - start);
+	s = symbolizer_new(NULL);
+	none = symbolizer_new(NULL);
+	symbolizer_add_vdso(s, "\177ELF not this size", 20);
+	symbolizer_add_vdso(s, img, end - start);
+	cap_begin();
+	T_ASSERT(strstr(symbolize_pc(s, 1, &vdso, vdso.start + off + 1, XP_FRAME_EXACT)->name,
+			"clock_gettime"));
+	T_EQ_STR(symbolize_pc(s, 1, &vdso, vdso.start + off + 1, XP_FRAME_EXACT)->module, "[vdso]");
+	T_ASSERT(!strncmp(symbolize_pc(none, 1, &vdso, vdso.start + off, XP_FRAME_EXACT)->name,
+			  "[vdso]+0x", 9));
+	err = cap_end();
+	T_EQ_STR(err, "");
+	symbolizer_free(none);
+	symbolizer_free(s);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_pc_minus_one_real),
        T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self),
        T_CASE(test_inline_chain), T_CASE(test_demangled_names), T_CASE(test_jit_symbols),
-       T_CASE(test_syscall_names))
+       T_CASE(test_syscall_names), T_CASE(test_vdso_image))
