@@ -307,5 +307,58 @@ static int test_golden_riscv64(void)
 		      "or directory; its frames are shown as libc.so.6+offset\n");
 }
 
+/*
+ * "[syscall] N" frames are named with the table of the data file's arch,
+ * not the host's: 101 is nanosleep on aarch64 and riscv64, ptrace on x86-64.
+ */
+static int test_syscall_names_by_machine(void)
+{
+	static const struct {
+		uint16_t machine;
+		const char *want;
+	} cases[] = {
+	    {183, "blocked;[syscall] nanosleep 1\n"},
+	    {243, "blocked;[syscall] nanosleep 1\n"},
+	    {62, "blocked;[syscall] ptrace 1\n"},
+	    {2, "blocked;[syscall] 101 1\n"}, /* SPARC: no table, the number stays */
+	};
+	const uint64_t pcs[] = {101};
+	const uint8_t flags[] = {XP_FRAME_SYSCALL};
+	struct report_opts o = REPORT_OPTS_INIT;
+	char path[] = "/tmp/xprof-test-sys-XXXXXX", *text;
+	struct df_writer *w;
+	struct profile p;
+	size_t i, len;
+	FILE *out;
+	int fd;
+
+	o.format = REPORT_FOLDED;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strcpy(path, "/tmp/xprof-test-sys-XXXXXX");
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		close(fd);
+		w = df_writer_open(path, cases[i].machine, 0);
+		T_ASSERT(w);
+		df_write_process(w, 0, 7, 1, DF_PROC_EXEC, "blocked", "/nonexistent/blocked");
+		df_write_stack(w, 1, pcs, flags, 1);
+		df_write_sample(w, 10, 7, 7, 1, 1000);
+		T_EQ_U64(df_writer_close(w), 0);
+		profile_init(&p);
+		T_EQ_U64(profile_load(&p, path), 0);
+		unlink(path);
+		text = NULL;
+		out = open_memstream(&text, &len);
+		T_ASSERT(out);
+		T_EQ_U64(report_profile(&o, &p, out), 0);
+		fclose(out);
+		profile_release(&p);
+		T_EQ_STR(text, cases[i].want);
+		free(text);
+	}
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_parse_args), T_CASE(test_help), T_CASE(test_exit_codes),
-       T_CASE(test_golden_aarch64), T_CASE(test_golden_riscv64))
+       T_CASE(test_golden_aarch64), T_CASE(test_golden_riscv64),
+       T_CASE(test_syscall_names_by_machine))
