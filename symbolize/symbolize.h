@@ -19,7 +19,9 @@
  * It prints warnings (once per module: a changed or unreadable file) and
  * nothing else.  Not thread-safe.  The backend is libdwfl (dwfl.c); no
  * libdwfl type appears here.  debuginfod is never contacted unless the
- * user set DEBUGINFOD_URLS: libdw (>= 0.180) loads its client only then.
+ * user set DEBUGINFOD_URLS: libdw loads its client library in any case
+ * (0.188 does, from a constructor), but the client asks no server without
+ * URLs (t4004 checks with strace).
  */
 #ifndef XPROF_SYMBOLIZE_SYMBOLIZE_H
 #define XPROF_SYMBOLIZE_SYMBOLIZE_H
