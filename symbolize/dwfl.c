@@ -47,6 +47,28 @@ struct sym_load {
 	uint64_t off, filesz, vaddr; /* one PT_LOAD: file range and where it is linked */
 };
 
+/* The address ranges of a function in DWARF (its DIE is a copy: valid while the module is open). */
+struct fn_range {
+	uint64_t lo, hi; /* DWARF addresses, [lo, hi) */
+	Dwarf_Die die;
+};
+
+/* The functions of one compilation unit, sorted by lo. */
+struct cu_fns {
+	Dwarf_Off cu; /* the CU DIE's offset */
+	struct fn_range *r;
+	size_t nr;
+	unsigned long alloc;
+};
+
+/* A symbol usable to name code, as libdwfl's address search accepts them. */
+struct sym_sym {
+	uint64_t addr, size; /* module addresses */
+	uint64_t max_end;    /* largest addr + size of this and every earlier entry */
+	const char *name;    /* owned by libdwfl, valid while the module is open */
+	int bind;	     /* 2 global, 1 weak, 0 local */
+};
+
 struct sym_module {
 	char *path;
 	uint8_t build_id[SYM_BUILD_ID_MAX];
@@ -59,6 +81,12 @@ struct sym_module {
 	GElf_Addr bias;
 	struct sym_load *loads;
 	size_t nr_loads;
+	struct sym_sym *syms; /* sorted by address; built on first lookup */
+	size_t nr_syms;
+	bool syms_read;
+	struct cu_fns *cus; /* functions of each compilation unit used so far */
+	size_t nr_cus;
+	unsigned long alloc_cus;
 };
 
 /*
@@ -171,6 +199,18 @@ struct symbolizer *symbolizer_new(const struct sym_opts *opts)
 	return s;
 }
 
+static void free_cus(struct sym_module *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_cus; i++)
+		free(m->cus[i].r);
+	free(m->cus);
+	m->cus = NULL;
+	m->nr_cus = 0;
+	m->alloc_cus = 0;
+}
+
 /* A frame and the frames it was inlined into (they belong to it). */
 static void frame_free(struct sym_frame *f)
 {
@@ -201,6 +241,8 @@ void symbolizer_free(struct symbolizer *s)
 		free(m->path);
 		free(m->base);
 		free(m->loads);
+		free(m->syms);
+		free_cus(m);
 	}
 	for (i = 0; i < s->nr_roots; i++)
 		free(s->roots[i]);
@@ -423,6 +465,11 @@ static void module_close(struct sym_module *m)
 	free(m->loads);
 	m->loads = NULL;
 	m->nr_loads = 0;
+	free(m->syms);
+	m->syms = NULL;
+	m->nr_syms = 0;
+	m->syms_read = false;
+	free_cus(m);
 }
 
 /* Report @fd (consumed) as the module's ELF file.  0, or -1 with a libdwfl message in @why. */
@@ -677,54 +724,176 @@ static const char *call_site(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, 
 
 struct dw_scopes {
 	Dwarf_Die cu;
-	Dwarf_Die *scopes; /* innermost first, as dwarf_getscopes returns them */
-	int inl[SYM_MAX_CHAIN - 1];
-	int nr_inl; /* scopes[inl[0..nr_inl)] are the inlined instances, innermost first */
-	int sub;    /* index of the subprogram holding them, or -1 */
+	Dwarf_Die inl[SYM_MAX_CHAIN - 1]; /* the inlined instances, innermost first */
+	int nr_inl;
+	Dwarf_Die sub; /* the subprogram holding them, if has_sub */
+	bool has_sub;
 };
 
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Add the subprograms under @parent (descending into namespaces) to @f. */
+static void collect_fns(Dwarf_Die *parent, struct cu_fns *f, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(parent, &child))
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				xp_grow((void **)&f->r, &f->alloc, f->nr + 1, sizeof(*f->r));
+				f->r[f->nr++] = (struct fn_range){lo, hi, child};
+			}
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
+			collect_fns(&child, f, depth + 1);
+		}
+	} while (!dwarf_siblingof(&child, &child));
+}
+
+/* The function index of compilation unit @cu, built on first use. */
+static const struct cu_fns *cu_functions(struct sym_module *m, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	struct cu_fns *f;
+	size_t lo = 0, hi = m->nr_cus;
+
+	/* Sorted by offset; a module's CUs are few enough for insertion. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->cus[mid].cu < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nr_cus && m->cus[lo].cu == off)
+		return &m->cus[lo];
+	xp_grow((void **)&m->cus, &m->alloc_cus, m->nr_cus + 1, sizeof(*m->cus));
+	memmove(&m->cus[lo + 1], &m->cus[lo], (m->nr_cus - lo) * sizeof(*m->cus));
+	m->nr_cus++;
+	f = &m->cus[lo];
+	memset(f, 0, sizeof(*f));
+	f->cu = off;
+	collect_fns(cu, f, 0);
+	qsort(f->r, f->nr, sizeof(*f->r), cmp_fn);
+	return f;
+}
+
+/* The innermost function range of @f holding @a, or NULL. */
+static const struct fn_range *fn_at(const struct cu_fns *f, Dwarf_Addr a)
+{
+	const struct fn_range *best = NULL;
+	size_t lo = 0, hi = f->nr, i, n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->r[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Functions do not overlap, but look a little further back for nested ones. */
+	for (i = lo, n = 0; i-- > 0 && n < 8; n++)
+		if (a < f->r[i].hi && (!best || f->r[i].hi - f->r[i].lo < best->hi - best->lo))
+			best = &f->r[i];
+	return best;
+}
+
 /*
- * The DWARF scopes at module address @addr, as the DIE tree nests them.
- * dwarf_getscopes finds the innermost scope, but above an inlined
- * instance it continues with the scopes of its abstract definition; the
- * chain of callers is the concrete DIE's ancestry, which
- * dwarf_getscopes_die gives (eu-addr2line -i does the same).  false when
- * there is no DWARF for the address.
+ * From function DIE @parent down to the innermost scope holding @a: only
+ * scopes that can hold code are tested, and only one child at each level
+ * can hold it.  The inlined instances met go to @chain, outermost first.
+ */
+static int descend(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *chain, int n, int max)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(parent, &child))
+		return n;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block &&
+		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
+			continue;
+		if (dwarf_haspc(&child, a) <= 0)
+			continue;
+		if (tag == DW_TAG_inlined_subroutine) {
+			if (n == max)
+				return n; /* deeper than anyone reads: stop here */
+			chain[n++] = child;
+		}
+		return descend(&child, a, chain, n, max);
+	} while (!dwarf_siblingof(&child, &child));
+	return n;
+}
+
+/*
+ * The DWARF scopes at module address @addr, as the DIE tree nests them:
+ * the function holding the code, from a per-CU index of functions, then
+ * the inlined instances inside it down to the innermost.  When the index
+ * has no answer, dwarf_getscopes walks the whole CU; above an inlined
+ * instance it continues with the scopes of its abstract definition, so the
+ * chain of callers is then the concrete DIE's ancestry
+ * (dwarf_getscopes_die, as eu-addr2line -i does).  false when there is no
+ * DWARF for the address.
  */
 static bool dw_scopes_at(struct sym_module *m, Dwarf_Addr addr, struct dw_scopes *d)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias), *found = NULL, inner;
-	int n, i;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias), *found = NULL, *scopes = NULL,
+		  chain[2 * SYM_MAX_CHAIN], inner;
+	const struct fn_range *fn;
+	int n, i, k;
 
-	d->scopes = NULL;
 	d->nr_inl = 0;
-	d->sub = -1;
+	d->has_sub = false;
 	if (!cu)
 		return false;
 	d->cu = *cu;
+	fn = fn_at(cu_functions(m, cu), addr - bias);
+	if (fn) {
+		d->sub = fn->die;
+		d->has_sub = true;
+		n = descend(&d->sub, addr - bias, chain, 0, 2 * SYM_MAX_CHAIN);
+		/* Keep the innermost levels when there are more than a stack can show. */
+		for (k = n; k-- > 0 && d->nr_inl < SYM_MAX_CHAIN - 1;)
+			d->inl[d->nr_inl++] = chain[k];
+		return true;
+	}
 	n = dwarf_getscopes(cu, addr - bias, &found);
 	if (n > 0) {
 		inner = found[0];
-		n = dwarf_getscopes_die(&inner, &d->scopes);
+		n = dwarf_getscopes_die(&inner, &scopes);
 	}
 	free(found);
-	if (n <= 0) {
-		free(d->scopes);
-		d->scopes = NULL;
-		return false;
-	}
 	for (i = 0; i < n; i++) {
-		int tag = dwarf_tag(&d->scopes[i]);
+		int tag = dwarf_tag(&scopes[i]);
 
 		if (tag == DW_TAG_subprogram) {
-			d->sub = i;
+			d->sub = scopes[i];
+			d->has_sub = true;
 			break;
 		}
 		if (tag == DW_TAG_inlined_subroutine && d->nr_inl < SYM_MAX_CHAIN - 1)
-			d->inl[d->nr_inl++] = i;
+			d->inl[d->nr_inl++] = scopes[i];
 	}
-	return true;
+	free(scopes);
+	return n > 0;
 }
 
 /*
@@ -750,7 +919,7 @@ static struct sym_frame *add_inlined(struct symbolizer *s, struct dw_scopes *d,
 	outer->line = 0;
 	/* From the outermost inlined instance inward: each was called by the level before. */
 	for (k = d->nr_inl - 1; k >= 0; k--) {
-		Dwarf_Die *die = &d->scopes[d->inl[k]];
+		Dwarf_Die *die = &d->inl[k];
 		const char *name = die_name(die), *file;
 
 		if (!name)
@@ -769,6 +938,128 @@ static struct sym_frame *add_inlined(struct symbolizer *s, struct dw_scopes *d,
 	inner->file = here_file;
 	inner->line = here_line;
 	return inner;
+}
+
+/* ---- the symbol table ---------------------------------------------------- */
+
+/*
+ * dwfl_module_addrinfo scans the whole symbol table for every address
+ * (libdwfl's search_table), which made a 1M-sample report spend most of
+ * its time there.  The same choice is made here from a table sorted once
+ * per module: among the symbols at or below the address, a sized one that
+ * covers it, the closest, then the most global, then the smallest; failing
+ * that, the closest sizeless one (an assembly label) provided no sized
+ * symbol below the address ends above it.
+ */
+static int binding_value(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 2;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+static void read_symbols(struct sym_module *m)
+{
+	int i, n = dwfl_module_getsymtab(m->mod);
+	size_t k;
+
+	m->syms_read = true;
+	if (n <= 0)
+		return;
+	m->syms = xp_malloc((size_t)n * sizeof(*m->syms));
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name =
+		    dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &bias);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		m->syms[m->nr_syms++] =
+		    (struct sym_sym){addr, sym.st_size, 0, name, binding_value(&sym)};
+	}
+	qsort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
+	for (k = 0; k < m->nr_syms; k++) {
+		uint64_t end = m->syms[k].addr + m->syms[k].size;
+
+		m->syms[k].max_end =
+		    k && m->syms[k - 1].max_end > end ? m->syms[k - 1].max_end : end;
+	}
+}
+
+/* Whether sized symbol @c is a better name for the address than @best. */
+static bool better_sized(const struct sym_sym *c, const struct sym_sym *best)
+{
+	if (!best || c->addr > best->addr)
+		return true;
+	if (c->addr < best->addr)
+		return false;
+	if (c->bind != best->bind)
+		return c->bind > best->bind;
+	return c->size < best->size;
+}
+
+/* The symbol naming module address @addr, or NULL. */
+static const struct sym_sym *find_symbol(struct sym_module *m, uint64_t addr)
+{
+	const struct sym_sym *best = NULL, *label = NULL;
+	uint64_t min_label;
+	size_t lo = 0, hi, i;
+
+	if (!m->syms_read)
+		read_symbols(m);
+	hi = m->nr_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	min_label = m->syms[lo - 1].max_end;
+	/* Sized symbols covering @addr: only entries whose running end passes it. */
+	for (i = lo; i-- > 0 && m->syms[i].max_end > addr;) {
+		const struct sym_sym *c = &m->syms[i];
+
+		if (c->size && addr - c->addr < c->size && better_sized(c, best))
+			best = c;
+	}
+	if (best)
+		return best;
+	/* The closest sizeless symbol, the most global of those at its address. */
+	for (i = lo; i-- > 0;) {
+		const struct sym_sym *c = &m->syms[i];
+
+		if (c->size)
+			continue;
+		if (label && c->addr < label->addr)
+			break;
+		if (!label || c->bind > label->bind)
+			label = c;
+	}
+	return label && label->addr >= min_label ? label : NULL;
 }
 
 /* ---- lookups ------------------------------------------------------------- */
@@ -792,14 +1083,12 @@ static struct sym_frame *lookup(struct symbolizer *s, struct sym_module *m,
 				const struct sym_map *map, uint64_t lookup_off, uint64_t shown_off)
 {
 	struct sym_frame *f;
+	const struct sym_sym *sym;
 	const char *name = NULL, *file;
-	GElf_Off symoff = 0;
-	GElf_Word shndx;
-	GElf_Sym sym;
-	Elf *elf;
-	Dwarf_Addr bias, addr, lineaddr;
+	uint64_t symoff = 0;
+	Dwarf_Addr addr, lineaddr;
 	Dwfl_Line *line;
-	struct dw_scopes d = {.scopes = NULL, .nr_inl = 0, .sub = -1};
+	struct dw_scopes d = {.nr_inl = 0, .has_sub = false};
 	bool have_dw = false;
 	uint64_t vaddr;
 	int lineno = 0;
@@ -809,18 +1098,20 @@ static struct sym_frame *lookup(struct symbolizer *s, struct sym_module *m,
 	if (!m->mod || !file_offset_to_vaddr(m, lookup_off, &vaddr))
 		goto unresolved;
 	addr = vaddr + m->bias;
-	name = dwfl_module_addrinfo(m->mod, addr, &symoff, &sym, &shndx, &elf, &bias);
-	if (!name || !*name || !s->no_inline)
+	sym = find_symbol(m, addr);
+	if (sym) {
+		name = sym->name;
+		symoff = addr - sym->addr;
+	}
+	if (!name || !s->no_inline)
 		have_dw = dw_scopes_at(m, addr, &d);
-	if ((!name || !*name) && have_dw && d.sub >= 0) {
+	if ((!name || !*name) && have_dw && d.has_sub) {
 		/* No symbol table entry (stripped), but DWARF knows the function. */
-		name = die_name(&d.scopes[d.sub]);
+		name = die_name(&d.sub);
 		symoff = 0;
 	}
-	if (!name || !*name) {
-		free(d.scopes);
+	if (!name || !*name)
 		goto unresolved;
-	}
 	f = func_frame(s, SYM_FUNC, name);
 	f->module = m->base;
 	f->offset = symoff;
@@ -830,7 +1121,6 @@ static struct sym_frame *lookup(struct symbolizer *s, struct sym_module *m,
 		frame_set_line(f, file, lineno > 0 ? (unsigned int)lineno : 0);
 	if (have_dw && !s->no_inline)
 		f = add_inlined(s, &d, f);
-	free(d.scopes);
 	return f;
 unresolved:
 	f = frame_new(SYM_MODULE_OFFSET, "%s+%#" PRIx64, m->base, shown_off);

@@ -22,6 +22,7 @@
 #include <link.h>
 #include <setjmp.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, used))
@@ -617,7 +618,130 @@ static int test_vdso_image(void)
 	return T_OK;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The executable mapping of this program holding @addr, from /proc/self/maps. */
+static int exec_range(uint64_t addr, uint64_t *start, uint64_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096 + 128], perms[8];
+	unsigned long s, e;
+	int ret = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3 && perms[2] == 'x' &&
+		    addr >= s && addr < e) {
+			*start = s;
+			*end = e;
+			ret = 0;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/*
+ * A million samples over 2000 stacks of 16 real addresses (8 in this
+ * program, 8 in libc, which has DWARF when libc6-dbg is installed), all
+ * through the report path: load, symbolize (symbols, inline scopes),
+ * aggregate, print.  Prints the time of a cold and a warm run.
+ */
+static int test_million_symbolized(void)
+{
+	struct report_opts opts = REPORT_OPTS_INIT;
+	char path[] = "/tmp/xprof-test-big-XXXXXX", *text;
+	uint64_t self_lo, self_hi, libc_lo, libc_hi, pcs[16], i, rnd = 42, total;
+	uint8_t flags[16];
+	struct df_writer *w;
+	struct profile p;
+	double t0, t1, t2, c1, cold = 0, warm = 0, load = 0, warm_cpu = 0;
+	size_t len;
+	FILE *out;
+	int run, fd;
+
+	if (setup() || exec_range(addr_of(xp_test_leaf), &self_lo, &self_hi) ||
+	    exec_range(addr_of((void (*)(void))qsort), &libc_lo, &libc_hi))
+		return T_SKIP;
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	w = df_writer_open(path, 62, 0);
+	T_ASSERT(w);
+	df_write_process(w, 0, 4242, 1, DF_PROC_EXEC, "big", self_path);
+	T_EQ_U64(write_self_maps(w, 4242, self_id, self_id_len), 0);
+	memset(flags, 0, sizeof(flags));
+	flags[0] = XP_FRAME_EXACT;
+	for (i = 0; i < 2000; i++) {
+		unsigned int d;
+
+		for (d = 0; d < 16; d++) {
+			rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+			if (d < 8)
+				pcs[d] = libc_lo + (rnd >> 20) % (libc_hi - libc_lo);
+			else
+				pcs[d] = self_lo + (rnd >> 20) % (self_hi - self_lo);
+		}
+		df_write_stack(w, i + 1, pcs, flags, 16);
+	}
+	for (i = 0; i < 1000000; i++) {
+		df_write_sample(w, i, 4242, 4242, 1 + (i * 2654435761u) % 2000, 1);
+		if (i % 65536 == 0)
+			T_EQ_U64(df_writer_flush(w), 0);
+	}
+	T_EQ_U64(df_writer_close(w), 0);
+	opts.format = REPORT_FOLDED;
+	for (run = 0; run < 2; run++) {
+		t0 = now_s();
+		profile_init(&p);
+		T_EQ_U64(profile_load(&p, path), 0);
+		t1 = now_s();
+		c1 = cpu_s();
+		text = NULL;
+		out = open_memstream(&text, &len);
+		T_ASSERT(out);
+		cap_begin();
+		T_EQ_U64(report_profile(&opts, &p, out), 0);
+		cap_end();
+		fclose(out);
+		t2 = now_s();
+		profile_release(&p);
+		/* Every sample is in the output once. */
+		for (total = 0, i = 0; i < len; i++)
+			if (text[i] == ' ')
+				total += strtoull(text + i + 1, NULL, 10);
+		free(text);
+		T_EQ_U64(total, 1000000);
+		load = t1 - t0;
+		if (run) {
+			warm = t2 - t1;
+			warm_cpu = cpu_s() - c1;
+		} else
+			cold = t2 - t1;
+	}
+	unlink(path);
+	printf("# 1M samples, 2000 stacks, 32000 real pcs: loaded in %.2f s; symbolized, "
+	       "aggregated and printed in %.2f s cold, %.2f s warm (%.2f s CPU)\n",
+	       load, cold, warm, warm_cpu);
+	/* A generous bound: catches an accidental quadratic, not a slow machine. */
+	T_ASSERT(warm < 30);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_pc_minus_one_real),
        T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self),
        T_CASE(test_inline_chain), T_CASE(test_demangled_names), T_CASE(test_jit_symbols),
-       T_CASE(test_syscall_names), T_CASE(test_vdso_image))
+       T_CASE(test_syscall_names), T_CASE(test_vdso_image), T_CASE(test_million_symbolized))
