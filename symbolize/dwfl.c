@@ -472,6 +472,30 @@ static void module_close(struct sym_module *m)
 	free_cus(m);
 }
 
+/*
+ * Open @path if it is a regular file: the data file names the paths, and
+ * a FIFO or a device there must not hang or feed the report.  An fd, or
+ * -errno (ENODEV for anything but a regular file).
+ */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENODEV;
+	}
+	return fd;
+}
+
+static const char *open_error(int err)
+{
+	return err == ENODEV ? "not a regular file" : strerror(err);
+}
+
 /* Report @fd (consumed) as the module's ELF file.  0, or -1 with a libdwfl message in @why. */
 static int report_elf(struct symbolizer *s, struct sym_module *m, int fd, const char *file,
 		      const char **why)
@@ -523,7 +547,7 @@ static int open_recorded_debuginfo(struct symbolizer *s, struct sym_module *m,
 	hex(idhex, sizeof(idhex), m->build_id, m->build_id_len);
 	for (i = 0; i < s->nr_roots; i++) {
 		snprintf(found, len, "%s/.build-id/%.2s/%s.debug", s->roots[i], idhex, idhex + 2);
-		fd = open(found, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(found);
 		if (fd < 0)
 			continue;
 		if (report_elf(s, m, fd, found, &why))
@@ -565,16 +589,16 @@ static void module_open(struct symbolizer *s, struct sym_module *m, const struct
 	/* "[vdso]" without an image, "[heap]", anonymous memory: nothing on disk to read. */
 	if (m->path[0] != '/')
 		return;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(m->path);
 	if (fd < 0) {
-		err = errno;
+		err = -fd;
 		if (!open_recorded_debuginfo(s, m, map, debug, sizeof(debug))) {
 			xp_debug(1, "'%s': %s; using '%s', the debuginfo of its recorded build-id",
-				 m->path, strerror(err), debug);
+				 m->path, open_error(err), debug);
 			return;
 		}
 		xp_warn("cannot open '%s': %s; its frames are shown as %s+offset", m->path,
-			strerror(err), m->base);
+			open_error(err), m->base);
 		return;
 	}
 	if (report_elf(s, m, fd, m->path, &why)) {

@@ -22,6 +22,7 @@
 #include <link.h>
 #include <setjmp.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -385,6 +386,30 @@ static int test_unresolved(void)
 	return T_OK;
 }
 
+/* A data file naming a FIFO (or a device) as a mapped file: no hang, one warning. */
+static int test_not_regular(void)
+{
+	char dir[] = "/tmp/xprof-test-fifo-XXXXXX", fifo[64];
+	struct sym_map map = {0x10000, 0x20000, 0, fifo, NULL, 0};
+	struct sym_map dev = {0x30000, 0x40000, 0, "/dev/zero", NULL, 0};
+	struct symbolizer *s = symbolizer_new(NULL);
+	const char *err;
+
+	T_ASSERT(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	T_EQ_U64(mkfifo(fifo, 0600), 0);
+	cap_begin();
+	T_EQ_STR(symbolize_pc(s, 1, &map, 0x10010, XP_FRAME_EXACT)->name, "fifo+0x10");
+	T_EQ_STR(symbolize_pc(s, 1, &dev, 0x30010, XP_FRAME_EXACT)->name, "0x30010");
+	err = cap_end();
+	T_ASSERT(strstr(err, "/fifo': not a regular file; its frames are shown as fifo+offset"));
+	T_EQ_U64(cap_lines(err), 1);
+	symbolizer_free(s);
+	unlink(fifo);
+	rmdir(dir);
+	return T_OK;
+}
+
 /* The whole report path on real addresses: folded output names our functions. */
 static int test_report_self(void)
 {
@@ -744,4 +769,5 @@ static int test_million_symbolized(void)
 T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_pc_minus_one_real),
        T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self),
        T_CASE(test_inline_chain), T_CASE(test_demangled_names), T_CASE(test_jit_symbols),
-       T_CASE(test_syscall_names), T_CASE(test_vdso_image), T_CASE(test_million_symbolized))
+       T_CASE(test_syscall_names), T_CASE(test_vdso_image), T_CASE(test_million_symbolized),
+       T_CASE(test_not_regular))
