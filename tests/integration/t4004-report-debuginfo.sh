@@ -103,6 +103,8 @@ if ! command -v strace >/dev/null; then
 	echo "note: no strace, debuginfod check skipped"
 	exit 0
 fi
+# LeakSanitizer cannot run under ptrace: sanitizer builds would fail here.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 env -u DEBUGINFOD_URLS XDG_CACHE_HOME="$tmp/xdg" HOME="$tmp/home" \
 	strace -f -qq -e trace=connect -o "$tmp/trace" \
 	"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/trace.folded" 2>/dev/null
