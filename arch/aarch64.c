@@ -244,4 +244,5 @@ const struct xp_arch xp_arch_aarch64 = {
     .regs_read = aarch64_regs_read,
     .regs_from_prstatus = aarch64_regs_from_prstatus,
     .insn_effect = aarch64_insn_effect,
+    .syscall_name = xp_arch_syscall_generic,
 };

@@ -105,6 +105,12 @@ struct xp_arch {
 	 * analysis.  Pure; fills all of @eff.
 	 */
 	void (*insn_effect)(const char *mnemonic, const char *ops, struct xp_insn_effect *eff);
+	/*
+	 * The name of system call @nr ("nanosleep"), or NULL when this arch
+	 * has no such call.  Pure; tables generated from the kernel's UAPI
+	 * headers by arch/gen-syscalls.sh.
+	 */
+	const char *(*syscall_name)(unsigned int nr);
 };
 
 enum xp_regs_flags {

@@ -28,6 +28,10 @@ long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len);
  * "#0x20", "#-0x10").  Advances *@p past it.  0 or -EINVAL.
  */
 int xp_arch_parse_imm(const char **p, int32_t *out);
+/* System call names (generated: arch/syscalls_*.c).  NULL for an unknown number. */
+const char *xp_arch_syscall_x86_64(unsigned int nr);
+const char *xp_arch_syscall_generic(unsigned int nr);
+
 /* Whether @s starts with @prefix; then *@rest points after it. */
 bool xp_arch_has_prefix(const char *s, const char *prefix, const char **rest);
 

@@ -141,6 +141,19 @@ static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 	}
 }
 
+/*
+ * The generic table, plus the calls riscv64 adds after
+ * __NR_arch_specific_syscall (244): <asm/unistd.h> of riscv.
+ */
+static const char *riscv64_syscall_name(unsigned int nr)
+{
+	if (nr == 244 + 15)
+		return "riscv_flush_icache";
+	if (nr == 244 + 14)
+		return "riscv_hwprobe";
+	return xp_arch_syscall_generic(nr);
+}
+
 const struct xp_arch xp_arch_riscv64 = {
     .name = "riscv64",
     .e_machine = EM_RISCV,
@@ -161,4 +174,5 @@ const struct xp_arch xp_arch_riscv64 = {
     .regs_read = riscv64_regs_read,
     .regs_from_prstatus = riscv64_regs_from_prstatus,
     .insn_effect = riscv64_insn_effect,
+    .syscall_name = riscv64_syscall_name,
 };

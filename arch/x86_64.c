@@ -231,4 +231,5 @@ const struct xp_arch xp_arch_x86_64 = {
     .regs_read = x86_64_regs_read,
     .regs_from_prstatus = x86_64_regs_from_prstatus,
     .insn_effect = x86_64_insn_effect,
+    .syscall_name = xp_arch_syscall_x86_64,
 };

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include <stdio.h>
 
+#include "opt.h"
+
 int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -76,6 +78,9 @@ struct report_opts {
 	const char *comms[REPORT_MAX_FILTER];
 	char comm_buf[1024];
 	const char *symfs; /* NULL, or a directory the recorded file paths are under */
+	bool no_inline;	    /* fold inlined functions into their caller */
+	bool no_demangle;   /* keep symbol names mangled */
+	struct xp_strlist debug_dirs; /* --debug-dir, each a colon-separated list */
 };
 #define REPORT_OPTS_INIT                                                                           \
 	{                                                                                          \

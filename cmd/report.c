@@ -13,6 +13,7 @@
 #include "opt.h"
 #include "out.h"
 #include "profile.h"
+#include "arch/arch.h"
 #include "symbolize/symbolize.h"
 
 #include <errno.h>
@@ -42,7 +43,8 @@ static const struct xp_cmd_help report_help = {
 		"    xprof report --speedscope -o app.json  # open it at speedscope.app\n"
 		"    xprof report --folded | flamegraph.pl > app.svg\n"
 		"    xprof report --comm worker --per-thread --flat --limit 20\n"
-		"    xprof report -i old.data --flat        # another data file\n",
+		"    xprof report -i old.data --flat        # another data file\n"
+		"    xprof report --debug-dir ~/debug       # debuginfo under ~/debug/.build-id\n",
 };
 
 /*
@@ -223,6 +225,19 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .type = XP_OPT_FLAG,
 	     .value = &opts->per_thread,
 	     .help = "put a 'comm/tid' frame at the root of every stack"},
+	    {.long_name = "no-inline",
+	     .type = XP_OPT_FLAG,
+	     .value = &opts->no_inline,
+	     .help = "fold inlined functions into the function they were inlined into"},
+	    {.long_name = "no-demangle",
+	     .type = XP_OPT_FLAG,
+	     .value = &opts->no_demangle,
+	     .help = "show C++ and Rust names mangled, as the symbol table has them"},
+	    {.long_name = "debug-dir",
+	     .type = XP_OPT_STRING_LIST,
+	     .value = &opts->debug_dirs,
+	     .argh = "<dir>",
+	     .help = "also look for separate debuginfo under <dir> (repeatable, or a:b:c)"},
 	    {.type = XP_OPT_END},
 	};
 	const char *first = NULL;
@@ -269,7 +284,11 @@ struct resolver {
 	const char *symfs;
 };
 
-/* Name a frame: find its mapping as of the sample (pc-1 rule included), then symbolize. */
+/*
+ * Name a frame: find its mapping as of the sample (pc-1 rule included),
+ * then symbolize; an address in inlined code names the inlined functions
+ * first, then the function holding them.
+ */
 static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, const char **labels,
 				  unsigned int max)
 {
@@ -278,8 +297,8 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	const struct sym_frame *f;
 	struct sym_map sm;
 	char path[PATH_MAX];
+	unsigned int n = 0;
 
-	(void)max;
 	if (!(req->flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
 		m = profile_find_mapping(r->p, req->pid, req->t,
 					 sym_lookup_pc(req->pc, req->flags));
@@ -289,9 +308,36 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	if (m && r->symfs && m->path && m->path[0] == '/' &&
 	    (size_t)snprintf(path, sizeof(path), "%s%s", r->symfs, m->path) < sizeof(path))
 		sm.path = path;
-	f = symbolize_pc(r->sym, m ? &sm : NULL, req->pc, req->flags);
-	labels[0] = f->name;
-	return 1;
+	for (f = symbolize_pc(r->sym, req->pid, m ? &sm : NULL, req->pc, req->flags); f && n < max;
+	     f = f->caller)
+		labels[n++] = f->name;
+	return n;
+}
+
+/* A symbolizer for @p: the options, the data file's arch and the side data it carries. */
+static struct symbolizer *new_symbolizer(const struct report_opts *opts, const struct profile *p)
+{
+	const struct xp_arch *arch = xp_arch_by_machine(p->e_machine);
+	struct sym_opts so = {
+	    .no_inline = opts->no_inline,
+	    .no_demangle = opts->no_demangle,
+	    .debug_dirs = opts->debug_dirs.v,
+	    .nr_debug_dirs = opts->debug_dirs.nr,
+	    .syscall_name = arch ? arch->syscall_name : NULL,
+	};
+	struct symbolizer *s = symbolizer_new(&so);
+	size_t i;
+
+	for (i = 0; i < p->nr_jitsyms; i++)
+		symbolizer_add_jit(s, p->jitsyms[i].pid, p->jitsyms[i].start, p->jitsyms[i].size,
+				   p->jitsyms[i].name);
+	for (i = 0; i < p->nr_jitlines; i++)
+		symbolizer_add_jit_line(s, p->jitlines[i].pid, p->jitlines[i].start,
+					p->jitlines[i].end, p->jitlines[i].file,
+					p->jitlines[i].line);
+	for (i = 0; i < p->nr_vdsos; i++)
+		symbolizer_add_vdso(s, p->vdsos[i].image, p->vdsos[i].len);
+	return s;
 }
 
 /* What the writers are told about the profile besides its stacks. */
@@ -344,7 +390,7 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	};
 
 	run->ops = format_ops(opts->format);
-	run->r = (struct resolver){p, symbolizer_new(NULL), opts->symfs};
+	run->r = (struct resolver){p, new_symbolizer(opts, p), opts->symfs};
 	if (run->ops->flags & OUT_THREADS)
 		ao.flags |= AGG_THREADS;
 	if (run->ops->flags & OUT_LOCATIONS)

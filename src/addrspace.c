@@ -274,3 +274,20 @@ bool addrspace_is_exec(const struct addrspace *as, uint64_t addr)
 
 	return m && (m->prot & XP_PROT_EXEC);
 }
+
+bool addrspace_is_stale(const struct addrspace *as, uint64_t addr)
+{
+	const struct xp_map *m = addrspace_find(as, addr);
+	char file[96], link[4096];
+	ssize_t n;
+
+	if (!m || m->path[0] != '/')
+		return false;
+	snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", (int)as->pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	n = readlink(file, link, sizeof(link) - 1);
+	if (n < 0)
+		return errno == ENOENT; /* no file mapping of exactly this range any more */
+	link[n] = 0;
+	return strcmp(link, m->path) != 0;
+}

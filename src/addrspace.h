@@ -68,6 +68,17 @@ int addrspace_load_text(struct addrspace *as, const char *text);
 struct xp_map *addrspace_find(const struct addrspace *as, uint64_t addr);
 /* Whether @addr lies in an executable mapping. */
 bool addrspace_is_exec(const struct addrspace *as, uint64_t addr);
+/*
+ * Whether the file mapping holding @addr no longer maps what it did when
+ * the maps were read: its range now maps another file (a library
+ * dlclose'd, another dlopen'ed at the same address), or is no longer one
+ * file mapping.  A pc inside it then means something the recorded mapping
+ * does not, though addrspace_is_exec still says yes.  One readlink(2) of
+ * /proc/PID/map_files/START-END, which a tracer may do (PTRACE_MODE_READ,
+ * Linux >= 4.3).  false for anonymous and special mappings and when it
+ * cannot tell.  May be called while the target runs.
+ */
+bool addrspace_is_stale(const struct addrspace *as, uint64_t addr);
 
 /* Build-id of a module's ELF file; 0 bytes when it has none. */
 size_t module_build_id(const struct module *mod, const uint8_t **id);

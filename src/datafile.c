@@ -61,6 +61,10 @@ struct df_writer {
 	size_t nr_seen, cap_seen;
 	bool zero_seen;
 	uint64_t zero_sum;
+	/* Checksums of the [vdso] images written (a kernel has one or two). */
+	uint64_t *vdso_sums;
+	size_t nr_vdso;
+	unsigned long alloc_vdso;
 };
 
 static void put_u8(uint8_t **p, uint8_t v)
@@ -517,6 +521,53 @@ int df_write_meta(struct df_writer *w, const char *key, const char *value)
 	return 0;
 }
 
+int df_write_jitline(struct df_writer *w, pid_t pid, uint64_t start, uint64_t end, const char *file,
+		     uint32_t line)
+{
+	size_t lf = str_len(file);
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	if (end <= start)
+		return xp_error("cannot write '%s': JIT line range %#llx-%#llx of pid %d is empty",
+				w->path, (unsigned long long)start, (unsigned long long)end,
+				(int)pid);
+	p = rec_begin(w, DF_REC_JITLINE, 4 + 8 + 8 + 4 + 4 + (uint64_t)lf);
+	if (!p)
+		return -1;
+	put_u32(&p, (uint32_t)pid);
+	put_u64(&p, start);
+	put_u64(&p, end);
+	put_u32(&p, line);
+	put_str(&p, file, lf);
+	return 0;
+}
+
+int df_write_vdso(struct df_writer *w, const void *image, size_t len)
+{
+	uint64_t sum;
+	uint8_t *p;
+	size_t i;
+
+	if (w->failed)
+		return -1;
+	if (!len || len > DF_VDSO_MAX)
+		return xp_error("cannot write '%s': a [vdso] image of %zu bytes", w->path, len);
+	sum = xp_mix64(xp_fnv1a(XP_FNV_INIT, image, len) ^ len);
+	for (i = 0; i < w->nr_vdso; i++)
+		if (w->vdso_sums[i] == sum)
+			return 0;
+	p = rec_begin(w, DF_REC_VDSO, 4 + (uint64_t)len);
+	if (!p)
+		return -1;
+	put_u32(&p, (uint32_t)len);
+	put_bytes(&p, image, len);
+	xp_grow((void **)&w->vdso_sums, &w->alloc_vdso, w->nr_vdso + 1, sizeof(*w->vdso_sums));
+	w->vdso_sums[w->nr_vdso++] = sum;
+	return 0;
+}
+
 int df_writer_flush(struct df_writer *w)
 {
 	int err;
@@ -551,6 +602,7 @@ int df_writer_close(struct df_writer *w)
 	free(w->batches);
 	free(w->buf);
 	free(w->seen);
+	free(w->vdso_sums);
 	free(w->path);
 	free(w);
 	return ret;

@@ -30,17 +30,21 @@
 
 /* Record types.  0 is never valid; types a reader does not know are skipped. */
 enum df_rec_type {
-	DF_REC_PROCESS = 1, /* a process appears (start, fork, attach) or execs */
-	DF_REC_THREAD = 2,  /* a thread appears or is renamed */
-	DF_REC_MAPPING = 3, /* an executable mapping */
-	DF_REC_STACK = 4,   /* an interned stack */
-	DF_REC_SAMPLE = 5,  /* one sample */
-	DF_REC_EXIT = 6,    /* a thread or process ended */
-	DF_REC_STAT = 7,    /* a named counter of the recorder (summary) */
-	DF_REC_JITSYM = 8,  /* a JIT symbol copied from a perf map or jitdump */
-	DF_REC_META = 9,    /* a key/value string: command line, hostname, ... */
+	DF_REC_PROCESS = 1,  /* a process appears (start, fork, attach) or execs */
+	DF_REC_THREAD = 2,   /* a thread appears or is renamed */
+	DF_REC_MAPPING = 3,  /* an executable mapping */
+	DF_REC_STACK = 4,    /* an interned stack */
+	DF_REC_SAMPLE = 5,   /* one sample */
+	DF_REC_EXIT = 6,     /* a thread or process ended */
+	DF_REC_STAT = 7,     /* a named counter of the recorder (summary) */
+	DF_REC_JITSYM = 8,   /* a JIT symbol copied from a perf map or jitdump */
+	DF_REC_META = 9,     /* a key/value string: command line, hostname, ... */
 	DF_REC_SAMPLES = 10, /* samples of one thread, varint-delta encoded */
+	DF_REC_JITLINE = 11, /* the source line of a range of JIT code (from a jitdump) */
+	DF_REC_VDSO = 12,    /* an image of the kernel's [vdso], to name its functions */
 };
+
+#define DF_VDSO_MAX (1u << 20) /* a larger [vdso] image is not one */
 
 enum df_process_flags {
 	DF_PROC_EXEC = 1 << 0,	   /* this record starts a new image (exec): forget old mappings */
@@ -89,6 +93,15 @@ int df_write_stat(struct df_writer *w, const char *name, uint64_t value);
 int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size,
 		    const char *name);
 int df_write_meta(struct df_writer *w, const char *key, const char *value);
+/* Code of @pid in [@start, @end) (@end > @start) comes from line @line of @file. */
+int df_write_jitline(struct df_writer *w, pid_t pid, uint64_t start, uint64_t end, const char *file,
+		     uint32_t line);
+/*
+ * An image of the [vdso] (@len bytes, 0 < @len <= DF_VDSO_MAX) as the
+ * recorded processes had it mapped.  Each distinct image is written once:
+ * offering one already written does nothing and returns 0.
+ */
+int df_write_vdso(struct df_writer *w, const void *image, size_t len);
 
 /* write(2) what is buffered.  0 or -1 (printed). */
 int df_writer_flush(struct df_writer *w);

@@ -60,9 +60,11 @@ static void print_main_help(FILE *f)
 static void print_version(void)
 {
 	printf("xprof %s\n", XPROF_VERSION);
-	printf("features: libdw %s, libunwind %s, capstone %s%s\n", XPROF_LIBDW_VERSION,
+	printf("features: libdw %s, libunwind %s, capstone %s, demangle %s\n", XPROF_LIBDW_VERSION,
 	       XPROF_LIBUNWIND_VERSION, XPROF_CAPSTONE_VERSION,
-	       XPROF_HAVE_CXA_DEMANGLE ? ", demangle" : "");
+	       XPROF_HAVE_LIBIBERTY	 ? "libiberty (C++, Rust)"
+	       : XPROF_HAVE_CXA_DEMANGLE ? "libstdc++ (C++ only)"
+					 : "none");
 }
 
 static const struct cmd_struct *find_command(const char *name)

@@ -137,7 +137,8 @@ static const char *opt_display(const struct xp_option *o, char *buf, size_t len)
 static bool takes_arg(const struct xp_option *o)
 {
 	return o->type == XP_OPT_STRING || o->type == XP_OPT_UINT || o->type == XP_OPT_DURATION ||
-	       o->type == XP_OPT_CHOICE || o->type == XP_OPT_PERCENT;
+	       o->type == XP_OPT_CHOICE || o->type == XP_OPT_PERCENT ||
+	       o->type == XP_OPT_STRING_LIST;
 }
 
 void xp_print_help(FILE *f, const struct xp_option *opts, const struct xp_cmd_help *help, bool full)
@@ -195,6 +196,17 @@ static int apply(const struct xp_option *o, const char *arg, const struct xp_cmd
 			return bad_value(help, o, arg, "a non-empty string");
 		*(const char **)o->value = arg;
 		return 0;
+	case XP_OPT_STRING_LIST: {
+		struct xp_strlist *l = o->value;
+
+		if (!*arg)
+			return bad_value(help, o, arg, "a non-empty string");
+		if (l->nr >= XP_STRLIST_MAX)
+			return xp_usage_error(help, "option '--%s' given more than %d times",
+					      o->long_name ? o->long_name : "?", XP_STRLIST_MAX);
+		l->v[l->nr++] = arg;
+		return 0;
+	}
 	case XP_OPT_UINT:
 		if (xp_parse_u64(arg, o->min, o->max, (uint64_t *)o->value)) {
 			snprintf(expect, sizeof(expect), "%llu..%llu", (unsigned long long)o->min,

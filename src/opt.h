@@ -21,8 +21,17 @@ enum xp_opt_type {
 	XP_OPT_STRING,	 /* const char **value = optarg */
 	XP_OPT_UINT,	 /* uint64_t *value, checked against [min, max] */
 	XP_OPT_DURATION, /* uint64_t *value in ns: "500ms", "30s", "2m", "1h", "2.5" (seconds) */
-	XP_OPT_CHOICE,	 /* int *value = index of optarg in .choices */
-	XP_OPT_PERCENT,	 /* double *value in [0, 100] */
+	XP_OPT_CHOICE,   /* int *value = index of optarg in .choices */
+	XP_OPT_PERCENT,  /* double *value in [0, 100] */
+	/* struct xp_strlist *value: each occurrence appended, in order */
+	XP_OPT_STRING_LIST,
+};
+
+/* The values of a repeatable string option (pointers into argv). */
+#define XP_STRLIST_MAX 16
+struct xp_strlist {
+	const char *v[XP_STRLIST_MAX];
+	unsigned int nr;
 };
 
 struct xp_option {

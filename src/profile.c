@@ -83,6 +83,10 @@ void profile_release(struct profile *p)
 	}
 	for (i = 0; i < p->nr_jitsyms; i++)
 		free(p->jitsyms[i].name);
+	for (i = 0; i < p->nr_jitlines; i++)
+		free(p->jitlines[i].file);
+	for (i = 0; i < p->nr_vdsos; i++)
+		free(p->vdsos[i].image);
 	free(p->procs);
 	free(p->threads);
 	free(p->maps);
@@ -92,6 +96,8 @@ void profile_release(struct profile *p)
 	free(p->stats);
 	free(p->metas);
 	free(p->jitsyms);
+	free(p->jitlines);
+	free(p->vdsos);
 	free(p->name);
 	index_free(p->idx);
 	memset(p, 0, sizeof(*p));
@@ -406,6 +412,47 @@ static int parse_meta(struct rd *r, struct cur *c)
 	return 0;
 }
 
+static int parse_jitline(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_jitline j = {0};
+
+	j.pid = get_pid(c);
+	j.start = get_u64(c);
+	j.end = get_u64(c);
+	j.line = get_u32(c);
+	j.file = get_str(c);
+	if (c->bad)
+		return -1;
+	if (j.end <= j.start) {
+		free(j.file);
+		r->why = "JIT line range ends before it starts";
+		return -1;
+	}
+	GROW(p, jitlines);
+	p->jitlines[p->nr_jitlines++] = j;
+	return 0;
+}
+
+static int parse_vdso(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	uint32_t len = get_u32(c);
+	const uint8_t *b;
+
+	if (!cur_take(c, len, &b))
+		return -1;
+	if (!len || len > DF_VDSO_MAX) {
+		r->why = "[vdso] image of an impossible size";
+		return -1;
+	}
+	GROW(p, vdsos);
+	p->vdsos[p->nr_vdsos].image = xp_malloc(len);
+	memcpy(p->vdsos[p->nr_vdsos].image, b, len);
+	p->vdsos[p->nr_vdsos++].len = len;
+	return 0;
+}
+
 /* One entry per line, indexed by type: clang-format would pack them. */
 /* clang-format off */
 static const struct {
@@ -422,6 +469,8 @@ static const struct {
 	[DF_REC_JITSYM]  = {"JITSYM", parse_jitsym},
 	[DF_REC_META]    = {"META", parse_meta},
 	[DF_REC_SAMPLES] = {"SAMPLES", parse_samples},
+	[DF_REC_JITLINE] = {"JITLINE", parse_jitline},
+	[DF_REC_VDSO]    = {"VDSO", parse_vdso},
 };
 /* clang-format on */
 

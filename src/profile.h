@@ -2,7 +2,7 @@
 /*
  * The reader side of the data file: loads a whole profile into memory
  * (processes with their exec generations, threads, mappings, stacks,
- * samples, exits, stats, meta, JIT symbols) and answers the questions
+ * samples, exits, stats, meta, JIT symbols and lines, [vdso] images) and answers the questions
  * report asks of it: which stack a sample has, which mapping covered an
  * address of a process at a given time, what a process was called.
  *
@@ -87,6 +87,18 @@ struct profile_jitsym {
 	char *name;
 };
 
+struct profile_jitline {
+	pid_t pid;
+	uint64_t start, end; /* end > start */
+	uint32_t line;
+	char *file;
+};
+
+struct profile_vdso {
+	uint8_t *image;
+	size_t len; /* > 0 */
+};
+
 struct profile_index;
 
 struct profile {
@@ -113,8 +125,12 @@ struct profile {
 	size_t nr_metas;
 	struct profile_jitsym *jitsyms;
 	size_t nr_jitsyms;
+	struct profile_jitline *jitlines;
+	size_t nr_jitlines;
+	struct profile_vdso *vdsos;
+	size_t nr_vdsos;
 	unsigned long alloc_procs, alloc_threads, alloc_maps, alloc_stacks, alloc_samples,
-	    alloc_exits, alloc_stats, alloc_metas, alloc_jitsyms;
+	    alloc_exits, alloc_stats, alloc_metas, alloc_jitsyms, alloc_jitlines, alloc_vdsos;
 
 	uint64_t records;	 /* whole records read */
 	uint64_t unknown;	 /* records of an unknown type, skipped */

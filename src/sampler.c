@@ -10,6 +10,8 @@
 #include "datafile.h"
 #include "memread.h"
 #include "stacktab.h"
+#include "jitmap.h"
+#include "vdso.h"
 #include "err.h"
 #include "arch/arch.h"
 
@@ -153,6 +155,9 @@ static void write_mappings(struct sampler *s, struct xp_process *p, uint64_t t)
 			continue;
 		if (m->mod)
 			idlen = module_build_id(m->mod, &id);
+		if (!strcmp(m->path, "[vdso]") &&
+		    check_write(s, vdso_write(s->w, p->pid, m->start, m->end)))
+			return;
 		if (check_write(s, df_write_mapping(s->w, t, p->pid, m->start, m->end, m->offset,
 						    m->prot, m->path, id, idlen)))
 			return;
@@ -425,6 +430,24 @@ static void drain_queue(struct sampler *s)
 	s->nq = 0;
 }
 
+/*
+ * Copy the JIT symbols of (the latest process with) pid @pid that cover
+ * sampled pcs into the data file (jitmap.h); queued samples are unwound
+ * first so that their pcs count.
+ */
+static void collect_jit(struct sampler *s, pid_t pid)
+{
+	struct xp_process *p = NULL;
+	unsigned long i;
+
+	drain_queue(s);
+	for (i = 0; i < s->tr->nprocs; i++)
+		if (s->tr->procs[i]->pid == pid)
+			p = s->tr->procs[i];
+	if (p && p->execed && !s->write_failed)
+		check_write(s, jitmap_collect(s->w, pid, &p->as, &s->stacks) < 0 ? -1 : 0);
+}
+
 static uint64_t read_cpu_ns(struct xp_thread *th)
 {
 	char buf[96];
@@ -623,6 +646,8 @@ static void handle_status(struct sampler *s, pid_t tid, int status)
 		if (wanted)
 			s->st->failed++;
 		check_write(s, df_write_exit(s->w, t, ev.pid, tid, status));
+		if (tid == ev.pid)
+			collect_jit(s, ev.pid);
 		if (tid == s->tr->root && s->o->kind == SAMPLER_RECORD) {
 			s->stopping = true;
 			s->st->end = SAMPLER_END_ROOT_EXITED;
@@ -883,6 +908,9 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	drain_queue(&s);
 	refresh_thread_names(&s);
 	status_line(&s, true);
+	for (i = 0; i < t->nprocs; i++)
+		if (!t->procs[i]->exited)
+			collect_jit(&s, t->procs[i]->pid);
 	if (tracer_detach_all(t))
 		xp_warn("could not detach cleanly from every thread");
 	write_stats(&s);

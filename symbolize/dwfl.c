@@ -5,29 +5,68 @@
  * bias 0 for ET_DYN), so modules of different processes or generations
  * never overlap.  An address is mapped from the recorded mapping to a file
  * offset, then through the file's PT_LOAD headers to an ELF virtual address,
- * which is what symbol tables and DWARF speak.  Separate debuginfo is found
- * by libdwfl's standard search (build-id under /usr/lib/debug, then
- * .gnu_debuglink).  Inline frames, demangling and JIT symbols are not here
- * yet (TODO(#3)).  This is the only file that includes libdwfl's header.
+ * which is what symbol tables and DWARF speak.  Names come from the symbol
+ * table (demangled, version dropped); inlined calls from the DWARF scopes
+ * at the address (dwarf_getscopes, as eu-addr2line -i does).  Separate
+ * debuginfo is found by libdwfl's standard search (build-id, then
+ * .gnu_debuglink) over the debug directories; a file that is gone or was
+ * rebuilt is replaced by the debuginfo of its recorded build-id when one is
+ * found, since that describes exactly the code that ran.  [vdso] images
+ * from the data file are read from memory.  Addresses outside file
+ * mappings go to the JIT tables (jitsyms.c).  This is the only file that
+ * includes libdw's headers.
  */
 #include "symbolize.h"
+#include "demangle.h"
+#include "jitsyms.h"
 #include "err.h"
 #include "hash.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SYM_BUILD_ID_MAX 64
+/* Inlined levels kept per address, the function holding them included (AGG_MAX_LABELS). */
+#define SYM_MAX_CHAIN	   32
+#define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 
 struct sym_load {
 	uint64_t off, filesz, vaddr; /* one PT_LOAD: file range and where it is linked */
+};
+
+/* The address ranges of a function in DWARF (its DIE is a copy: valid while the module is open). */
+struct fn_range {
+	uint64_t lo, hi; /* DWARF addresses, [lo, hi) */
+	Dwarf_Die die;
+};
+
+/* The functions of one compilation unit, sorted by lo. */
+struct cu_fns {
+	Dwarf_Off cu; /* the CU DIE's offset */
+	struct fn_range *r;
+	size_t nr;
+	unsigned long alloc;
+};
+
+/* A symbol usable to name code, as libdwfl's address search accepts them. */
+struct sym_sym {
+	uint64_t addr, size; /* module addresses */
+	uint64_t max_end;    /* largest addr + size of this and every earlier entry */
+	const char *name;    /* owned by libdwfl, valid while the module is open */
+	int bind;	     /* 2 global, 1 weak, 0 local */
 };
 
 struct sym_module {
@@ -36,26 +75,47 @@ struct sym_module {
 	size_t build_id_len;
 	char *base; /* label used in module+0xOFF */
 	bool opened;
+	size_t vdso; /* index + 1 into symbolizer.vdsos for a [vdso] image, else 0 */
 	Dwfl *dwfl;
 	Dwfl_Module *mod; /* NULL: no usable file (missing, not ELF, or changed) */
 	GElf_Addr bias;
 	struct sym_load *loads;
 	size_t nr_loads;
+	struct sym_sym *syms; /* sorted by address; built on first lookup */
+	size_t nr_syms;
+	bool syms_read;
+	struct cu_fns *cus; /* functions of each compilation unit used so far */
+	size_t nr_cus;
+	unsigned long alloc_cus;
 };
 
-/* A cached result: @key within module @mod (NO_MODULE: unmapped, SYSCALLS: markers). */
+/*
+ * A cached result: @key within module @mod (NO_MODULE: unmapped,
+ * SYSCALLS: markers, JIT: JIT lookups of @pid), @exact telling pc from pc-1.
+ */
 struct sym_entry {
 	uint64_t key;
 	uint32_t mod;
+	pid_t pid;
+	uint8_t exact;
 	struct sym_frame *frame; /* NULL: empty slot */
 };
 
 #define NO_MODULE UINT32_MAX
 #define SYSCALLS  (UINT32_MAX - 1)
+#define JIT	  (UINT32_MAX - 2)
+
+struct vdso_image {
+	uint8_t *data;
+	size_t len;
+};
 
 struct symbolizer {
-	bool lines;
-	char *debuginfo_path;
+	bool lines, no_inline, no_demangle;
+	const char *(*syscall_name)(unsigned int nr);
+	char *debuginfo_path; /* libdwfl syntax: ":.debug:<dirs>:/usr/lib/debug" */
+	char **roots;	      /* absolute debug directories, /usr/lib/debug last */
+	size_t nr_roots;
 	Dwfl_Callbacks cb; /* must outlive every Dwfl: libdwfl keeps a pointer */
 	struct sym_module *mods;
 	size_t nr_mods;
@@ -65,7 +125,56 @@ struct symbolizer {
 	struct sym_entry *cache;
 	size_t nr_cache, cap_cache;
 	struct sym_frame truncated;
+	struct jitsyms jit;
+	struct vdso_image *vdsos;
+	size_t nr_vdsos;
+	unsigned long alloc_vdsos;
 };
+
+/* ---- set-up -------------------------------------------------------------- */
+
+static void add_root(struct symbolizer *s, const char *dir)
+{
+	char *abs = realpath(dir, NULL);
+
+	if (!abs) {
+		xp_warn("cannot use debug directory '%s': %s", dir, strerror(errno));
+		return;
+	}
+	s->roots = xp_realloc(s->roots, (s->nr_roots + 1) * sizeof(*s->roots));
+	s->roots[s->nr_roots++] = abs;
+}
+
+/* The debug directories: the user's (each a colon-separated list), then the default. */
+static void set_debug_dirs(struct symbolizer *s, const char *const *dirs, size_t nr)
+{
+	size_t i, len = sizeof(":.debug");
+	char *copy, *dir, *save;
+
+	for (i = 0; i < nr; i++) {
+		copy = xp_strdup(dirs[i]);
+		save = NULL;
+		for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+			add_root(s, dir);
+		free(copy);
+	}
+	s->roots = xp_realloc(s->roots, (s->nr_roots + 1) * sizeof(*s->roots));
+	s->roots[s->nr_roots++] = xp_strdup(DEFAULT_DEBUG_ROOT);
+	/*
+	 * libdwfl's path: "" is the file's own directory and ".debug" its
+	 * subdirectory (for .gnu_debuglink); absolute entries are searched by
+	 * build-id, then by debuglink under the file's directory
+	 * (find-debuginfo.c).
+	 */
+	for (i = 0; i < s->nr_roots; i++)
+		len += strlen(s->roots[i]) + 1;
+	s->debuginfo_path = xp_malloc(len);
+	strcpy(s->debuginfo_path, ":.debug");
+	for (i = 0; i < s->nr_roots; i++) {
+		strcat(s->debuginfo_path, ":");
+		strcat(s->debuginfo_path, s->roots[i]);
+	}
+}
 
 struct symbolizer *symbolizer_new(const struct sym_opts *opts)
 {
@@ -73,22 +182,46 @@ struct symbolizer *symbolizer_new(const struct sym_opts *opts)
 
 	if (opts) {
 		s->lines = opts->lines;
-		if (opts->debuginfo_path)
-			s->debuginfo_path = xp_strdup(opts->debuginfo_path);
+		s->no_inline = opts->no_inline;
+		s->no_demangle = opts->no_demangle;
+		s->syscall_name = opts->syscall_name;
 	}
+	if (opts)
+		set_debug_dirs(s, opts->debug_dirs, opts->nr_debug_dirs);
+	else
+		set_debug_dirs(s, NULL, 0);
 	s->cb.find_elf = dwfl_build_id_find_elf;
 	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
-	s->cb.debuginfo_path = s->debuginfo_path ? &s->debuginfo_path : NULL;
+	s->cb.debuginfo_path = &s->debuginfo_path;
 	s->truncated.kind = SYM_MARKER;
 	s->truncated.name = "[truncated]";
+	jitsyms_init(&s->jit);
 	return s;
 }
 
+static void free_cus(struct sym_module *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_cus; i++)
+		free(m->cus[i].r);
+	free(m->cus);
+	m->cus = NULL;
+	m->nr_cus = 0;
+	m->alloc_cus = 0;
+}
+
+/* A frame and the frames it was inlined into (they belong to it). */
 static void frame_free(struct sym_frame *f)
 {
-	free((char *)f->name);
-	free((char *)f->file);
-	free(f);
+	while (f) {
+		struct sym_frame *caller = (struct sym_frame *)f->caller;
+
+		free((char *)f->name);
+		free((char *)f->file);
+		free(f);
+		f = caller;
+	}
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -108,13 +241,49 @@ void symbolizer_free(struct symbolizer *s)
 		free(m->path);
 		free(m->base);
 		free(m->loads);
+		free(m->syms);
+		free_cus(m);
 	}
+	for (i = 0; i < s->nr_roots; i++)
+		free(s->roots[i]);
+	for (i = 0; i < s->nr_vdsos; i++)
+		free(s->vdsos[i].data);
+	jitsyms_release(&s->jit);
+	free(s->vdsos);
+	free(s->roots);
 	free(s->cache);
 	free(s->mods);
 	free(s->mod_slots);
 	free(s->debuginfo_path);
 	free(s);
 }
+
+void symbolizer_add_jit(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t size,
+			const char *name)
+{
+	jitsyms_add(&s->jit, pid, start, size, name);
+}
+
+void symbolizer_add_jit_line(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
+			     const char *file, unsigned int line)
+{
+	jitsyms_add_line(&s->jit, pid, start, end, file, line);
+}
+
+void symbolizer_add_vdso(struct symbolizer *s, const void *image, size_t len)
+{
+	struct vdso_image *v;
+
+	if (!len)
+		return;
+	xp_grow((void **)&s->vdsos, &s->alloc_vdsos, s->nr_vdsos + 1, sizeof(*s->vdsos));
+	v = &s->vdsos[s->nr_vdsos++];
+	v->data = xp_malloc(len);
+	memcpy(v->data, image, len);
+	v->len = len;
+}
+
+/* ---- modules ------------------------------------------------------------- */
 
 static uint64_t module_hash(const char *path, const uint8_t *id, size_t idlen)
 {
@@ -163,30 +332,59 @@ static void mod_table_grow(struct symbolizer *s)
 	}
 }
 
-/* The module for @map's (path, build-id), created (not yet opened) on first use. */
-static size_t module_index(struct symbolizer *s, const struct sym_map *map)
+/* The module for (@path, @id), created (not yet opened) on first use. */
+static size_t module_index(struct symbolizer *s, const char *path, const uint8_t *id, size_t idlen)
 {
-	size_t idlen = map->build_id_len > SYM_BUILD_ID_MAX ? 0 : map->build_id_len;
-	const char *path = map->path ? map->path : "";
 	struct sym_module *m;
 	size_t j;
 
+	if (idlen > SYM_BUILD_ID_MAX)
+		idlen = 0;
 	if ((s->nr_mods + 1) * 2 > s->mod_cap)
 		mod_table_grow(s);
-	j = (size_t)module_hash(path, map->build_id, idlen) & (s->mod_cap - 1);
+	j = (size_t)module_hash(path, id, idlen) & (s->mod_cap - 1);
 	for (; s->mod_slots[j]; j = (j + 1) & (s->mod_cap - 1))
-		if (module_is(&s->mods[s->mod_slots[j] - 1], path, map->build_id, idlen))
+		if (module_is(&s->mods[s->mod_slots[j] - 1], path, id, idlen))
 			return s->mod_slots[j] - 1;
 	xp_grow((void **)&s->mods, &s->alloc_mods, s->nr_mods + 1, sizeof(*s->mods));
 	m = &s->mods[s->nr_mods];
 	memset(m, 0, sizeof(*m));
 	m->path = xp_strdup(path);
 	if (idlen)
-		memcpy(m->build_id, map->build_id, idlen);
+		memcpy(m->build_id, id, idlen);
 	m->build_id_len = idlen;
 	m->base = module_label(path);
 	s->mod_slots[j] = ++s->nr_mods;
 	return s->nr_mods - 1;
+}
+
+static bool is_vdso(const struct sym_map *map)
+{
+	return map->path && !strcmp(map->path, "[vdso]");
+}
+
+/*
+ * The module of a recorded mapping.  A [vdso] with an image of its size
+ * gets that image's module (keyed apart from any file by a made-up id).
+ */
+static size_t map_module(struct symbolizer *s, const struct sym_map *map)
+{
+	uint8_t id[8] = {0xff, 'v', 'd', 's', 'o'};
+	size_t i, idx;
+
+	if (is_vdso(map)) {
+		for (i = 0; i < s->nr_vdsos; i++) {
+			if (s->vdsos[i].len != map->end - map->start)
+				continue;
+			id[5] = (uint8_t)i;
+			id[6] = (uint8_t)(i >> 8);
+			id[7] = (uint8_t)(i >> 16);
+			idx = module_index(s, map->path, id, sizeof(id));
+			s->mods[idx].vdso = i + 1;
+			return idx;
+		}
+	}
+	return module_index(s, map->path ? map->path : "", map->build_id, map->build_id_len);
 }
 
 static void hex(char *out, size_t outlen, const uint8_t *b, size_t n)
@@ -216,58 +414,216 @@ static int read_loads(struct sym_module *m)
 	return 0;
 }
 
+/*
+ * The loads of a module read from its separate debuginfo, whose PT_LOAD
+ * headers keep their addresses but not their file offsets (objcopy
+ * --only-keep-debug zeroes them).  The recorded executable mapping @map
+ * then stands for the executable segment of its size: the loader mapped
+ * it from the page holding p_vaddr (ld.so's ALIGN_DOWN (p_vaddr,
+ * pagesize)), so map->offset is the file offset of that page.  Page sizes
+ * of 4, 16 and 64 KiB are tried.
+ */
+static int read_loads_from_debug(struct sym_module *m, const struct sym_map *map)
+{
+	static const uint64_t pages[] = {4096, 16384, 65536};
+	Elf *elf = dwfl_module_getelf(m->mod, &m->bias);
+	uint64_t span = map->end - map->start;
+	size_t i, n, p;
+
+	if (!elf || elf_getphdrnum(elf, &n))
+		return -1;
+	for (p = 0; p < sizeof(pages) / sizeof(pages[0]); p++) {
+		uint64_t mask = pages[p] - 1;
+
+		for (i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			uint64_t lo, hi;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X))
+				continue;
+			lo = ph.p_vaddr & ~mask;
+			hi = (ph.p_vaddr + ph.p_memsz + mask) & ~mask;
+			if (hi - lo != span)
+				continue;
+			m->loads = xp_calloc(1, sizeof(*m->loads));
+			m->loads[0] = (struct sym_load){map->offset, span, lo};
+			m->nr_loads = 1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* Give up on a module's file: its frames become module+offset.  Frees the fd too. */
 static void module_close(struct sym_module *m)
 {
-	dwfl_end(m->dwfl);
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
 	m->dwfl = NULL;
 	m->mod = NULL;
+	free(m->loads);
+	m->loads = NULL;
+	m->nr_loads = 0;
+	free(m->syms);
+	m->syms = NULL;
+	m->nr_syms = 0;
+	m->syms_read = false;
+	free_cus(m);
 }
 
-/* Open the file the first time the module is used; leave m->mod NULL if it cannot be used. */
-static void module_open(struct symbolizer *s, struct sym_module *m)
+/*
+ * Open @path if it is a regular file: the data file names the paths, and
+ * a FIFO or a device there must not hang or feed the report.  An fd, or
+ * -errno (ENODEV for anything but a regular file).
+ */
+static int open_regular(const char *path)
 {
-	const unsigned char *bits;
-	char have[2 * SYM_BUILD_ID_MAX + 1], want[2 * SYM_BUILD_ID_MAX + 1];
-	GElf_Addr id_vaddr;
-	int fd, n;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	m->opened = true;
-	/* "[vdso]", "[heap]", anonymous memory: nothing on disk to read. */
-	if (m->path[0] != '/')
-		return;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		xp_warn("cannot open '%s': %s; its frames are shown as %s+offset", m->path,
-			strerror(errno), m->base);
-		return;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENODEV;
 	}
+	return fd;
+}
+
+static const char *open_error(int err)
+{
+	return err == ENODEV ? "not a regular file" : strerror(err);
+}
+
+/* Report @fd (consumed) as the module's ELF file.  0, or -1 with a libdwfl message in @why. */
+static int report_elf(struct symbolizer *s, struct sym_module *m, int fd, const char *file,
+		      const char **why)
+{
 	m->dwfl = dwfl_begin(&s->cb);
 	if (!m->dwfl) {
 		close(fd);
-		xp_warn("cannot read '%s': dwfl_begin: %s", m->path, dwfl_errmsg(-1));
-		return;
+		*why = "dwfl_begin";
+		return -1;
 	}
 	dwfl_report_begin(m->dwfl);
 	/* Base 0 with add_p_vaddr: the module sits at its link-time addresses. */
-	m->mod = dwfl_report_elf(m->dwfl, m->base, m->path, fd, 0, true);
+	m->mod = dwfl_report_elf(m->dwfl, m->base, file, fd, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod) {
 		close(fd);
-		xp_warn("cannot read '%s': dwfl_report_elf: %s; its frames are shown as %s+offset",
-			m->path, dwfl_errmsg(-1), m->base);
+		*why = "dwfl_report_elf";
+		module_close(m);
+		return -1;
+	}
+	return 0;
+}
+
+/* The build-id of the reported file: its length (0: none). */
+static size_t file_build_id(struct sym_module *m, const unsigned char **bits)
+{
+	GElf_Addr id_vaddr;
+	int n = dwfl_module_build_id(m->mod, bits, &id_vaddr);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
+/*
+ * Open the separate debuginfo of the recorded build-id, found under a
+ * debug directory as .build-id/xx/rest.debug, in place of the module's
+ * own file.  Its name at @found.  0, or -1 when there is none.
+ */
+static int open_recorded_debuginfo(struct symbolizer *s, struct sym_module *m,
+				   const struct sym_map *map, char *found, size_t len)
+{
+	char idhex[2 * SYM_BUILD_ID_MAX + 1];
+	const unsigned char *bits;
+	const char *why;
+	size_t i;
+	int fd;
+
+	if (m->build_id_len < 2)
+		return -1;
+	hex(idhex, sizeof(idhex), m->build_id, m->build_id_len);
+	for (i = 0; i < s->nr_roots; i++) {
+		snprintf(found, len, "%s/.build-id/%.2s/%s.debug", s->roots[i], idhex, idhex + 2);
+		fd = open_regular(found);
+		if (fd < 0)
+			continue;
+		if (report_elf(s, m, fd, found, &why))
+			continue;
+		if (file_build_id(m, &bits) == m->build_id_len &&
+		    !memcmp(bits, m->build_id, m->build_id_len) && !read_loads_from_debug(m, map))
+			return 0;
+		module_close(m);
+	}
+	return -1;
+}
+
+/* Open the file the first time the module is used; leave m->mod NULL if it cannot be used. */
+static void module_open(struct symbolizer *s, struct sym_module *m, const struct sym_map *map)
+{
+	char have[2 * SYM_BUILD_ID_MAX + 1], want[2 * SYM_BUILD_ID_MAX + 1], debug[PATH_MAX];
+	const unsigned char *bits;
+	const char *why = NULL;
+	size_t n;
+	int fd, err;
+
+	m->opened = true;
+	if (m->vdso) {
+		const struct vdso_image *v = &s->vdsos[m->vdso - 1];
+
+		fd = memfd_create("xprof-vdso", MFD_CLOEXEC);
+		if (fd < 0 || pwrite(fd, v->data, v->len, 0) != (ssize_t)v->len) {
+			xp_warn("cannot read the recorded [vdso] image: %s", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		if (report_elf(s, m, fd, "[vdso]", &why) || read_loads(m)) {
+			xp_warn("cannot read the recorded [vdso] image: %s", dwfl_errmsg(-1));
+			module_close(m);
+		}
+		return;
+	}
+	/* "[vdso]" without an image, "[heap]", anonymous memory: nothing on disk to read. */
+	if (m->path[0] != '/')
+		return;
+	fd = open_regular(m->path);
+	if (fd < 0) {
+		err = -fd;
+		if (!open_recorded_debuginfo(s, m, map, debug, sizeof(debug))) {
+			xp_debug(1, "'%s': %s; using '%s', the debuginfo of its recorded build-id",
+				 m->path, open_error(err), debug);
+			return;
+		}
+		xp_warn("cannot open '%s': %s; its frames are shown as %s+offset", m->path,
+			open_error(err), m->base);
+		return;
+	}
+	if (report_elf(s, m, fd, m->path, &why)) {
+		xp_warn("cannot read '%s': %s: %s; its frames are shown as %s+offset", m->path, why,
+			dwfl_errmsg(-1), m->base);
 		return;
 	}
 	if (m->build_id_len) {
-		n = dwfl_module_build_id(m->mod, &bits, &id_vaddr);
-		if (n != (int)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len)) {
-			hex(have, sizeof(have), n > 0 ? bits : NULL, n > 0 ? (size_t)n : 0);
+		n = file_build_id(m, &bits);
+		if (n != m->build_id_len || memcmp(bits, m->build_id, m->build_id_len)) {
+			hex(have, sizeof(have), n ? bits : NULL, n);
 			hex(want, sizeof(want), m->build_id, m->build_id_len);
+			/* Never pair the new file's debuginfo with the old file's addresses. */
+			module_close(m);
+			if (!open_recorded_debuginfo(s, m, map, debug, sizeof(debug))) {
+				xp_warn("'%s' has changed since it was recorded (build-id %s, "
+					"recorded %s); using '%s', the debuginfo of the recorded "
+					"build-id",
+					m->path, n ? have : "none", want, debug);
+				return;
+			}
 			xp_warn(
 			    "'%s' has changed since it was recorded (build-id %s, recorded %s); "
 			    "its frames are shown as %s+offset",
-			    m->path, n > 0 ? have : "none", want, m->base);
-			module_close(m);
+			    m->path, n ? have : "none", want, m->base);
 			return;
 		}
 	}
@@ -279,21 +635,31 @@ static void module_open(struct symbolizer *s, struct sym_module *m)
 
 /* ---- the result cache ---------------------------------------------------- */
 
-static size_t cache_slot(const struct symbolizer *s, uint32_t mod, uint64_t key)
+static bool entry_is(const struct sym_entry *e, uint32_t mod, pid_t pid, uint64_t key,
+		     uint8_t exact)
 {
-	size_t j = (size_t)xp_mix64(key ^ ((uint64_t)mod << 32 | mod)) & (s->cap_cache - 1);
+	return e->mod == mod && e->key == key && e->pid == pid && e->exact == exact;
+}
 
-	while (s->cache[j].frame && (s->cache[j].mod != mod || s->cache[j].key != key))
+static size_t cache_slot(const struct symbolizer *s, uint32_t mod, pid_t pid, uint64_t key,
+			 uint8_t exact)
+{
+	uint64_t h = xp_mix64(key ^ ((uint64_t)mod << 32 | (uint32_t)pid) ^ exact);
+	size_t j = (size_t)h & (s->cap_cache - 1);
+
+	while (s->cache[j].frame && !entry_is(&s->cache[j], mod, pid, key, exact))
 		j = (j + 1) & (s->cap_cache - 1);
 	return j;
 }
 
-static struct sym_frame *cache_get(struct symbolizer *s, uint32_t mod, uint64_t key)
+static struct sym_frame *cache_get(struct symbolizer *s, uint32_t mod, pid_t pid, uint64_t key,
+				   uint8_t exact)
 {
-	return s->cap_cache ? s->cache[cache_slot(s, mod, key)].frame : NULL;
+	return s->cap_cache ? s->cache[cache_slot(s, mod, pid, key, exact)].frame : NULL;
 }
 
-static void cache_put(struct symbolizer *s, uint32_t mod, uint64_t key, struct sym_frame *f)
+static void cache_put(struct symbolizer *s, uint32_t mod, pid_t pid, uint64_t key, uint8_t exact,
+		      struct sym_frame *f)
 {
 	size_t i;
 
@@ -305,10 +671,11 @@ static void cache_put(struct symbolizer *s, uint32_t mod, uint64_t key, struct s
 		s->cache = xp_calloc(s->cap_cache, sizeof(*s->cache));
 		for (i = 0; i < oldcap; i++)
 			if (old[i].frame)
-				s->cache[cache_slot(s, old[i].mod, old[i].key)] = old[i];
+				s->cache[cache_slot(s, old[i].mod, old[i].pid, old[i].key,
+						    old[i].exact)] = old[i];
 		free(old);
 	}
-	s->cache[cache_slot(s, mod, key)] = (struct sym_entry){key, mod, f};
+	s->cache[cache_slot(s, mod, pid, key, exact)] = (struct sym_entry){key, mod, pid, exact, f};
 	s->nr_cache++;
 }
 
@@ -328,6 +695,397 @@ static struct sym_frame *frame_new(enum sym_kind kind, const char *fmt, ...)
 	return f;
 }
 
+/* A function frame named @raw (a symbol or DWARF name), demangled unless told not to. */
+static struct sym_frame *func_frame(struct symbolizer *s, enum sym_kind kind, const char *raw)
+{
+	struct sym_frame *f = xp_calloc(1, sizeof(*f));
+
+	f->kind = kind;
+	f->name = demangle_name(raw, !s->no_demangle);
+	return f;
+}
+
+static void frame_set_line(struct sym_frame *f, const char *file, unsigned int line)
+{
+	free((char *)f->file);
+	f->file = file ? xp_strdup(file) : NULL;
+	f->line = file ? line : 0;
+}
+
+/* ---- DWARF: inlined calls ------------------------------------------------ */
+
+/*
+ * The name of a subprogram or of an inlined instance of one: the linkage
+ * name when there is one (C++, Rust: it demangles to the qualified name),
+ * else DW_AT_name, following DW_AT_abstract_origin and DW_AT_specification.
+ */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name && *name ? name : NULL;
+}
+
+/* Where inlined instance @die was called from: DW_AT_call_file and DW_AT_call_line. */
+static const char *call_site(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, unsigned int *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	*line = 0;
+	if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v) && v <= UINT_MAX)
+		*line = (unsigned int)v;
+	if (files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &v) && v < nfiles)
+		return dwarf_filesrc(files, v, NULL, NULL);
+	return NULL;
+}
+
+struct dw_scopes {
+	Dwarf_Die cu;
+	Dwarf_Die inl[SYM_MAX_CHAIN - 1]; /* the inlined instances, innermost first */
+	int nr_inl;
+	Dwarf_Die sub; /* the subprogram holding them, if has_sub */
+	bool has_sub;
+};
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Add the subprograms under @parent (descending into namespaces) to @f. */
+static void collect_fns(Dwarf_Die *parent, struct cu_fns *f, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(parent, &child))
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				xp_grow((void **)&f->r, &f->alloc, f->nr + 1, sizeof(*f->r));
+				f->r[f->nr++] = (struct fn_range){lo, hi, child};
+			}
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
+			collect_fns(&child, f, depth + 1);
+		}
+	} while (!dwarf_siblingof(&child, &child));
+}
+
+/* The function index of compilation unit @cu, built on first use. */
+static const struct cu_fns *cu_functions(struct sym_module *m, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	struct cu_fns *f;
+	size_t lo = 0, hi = m->nr_cus;
+
+	/* Sorted by offset; a module's CUs are few enough for insertion. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->cus[mid].cu < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nr_cus && m->cus[lo].cu == off)
+		return &m->cus[lo];
+	xp_grow((void **)&m->cus, &m->alloc_cus, m->nr_cus + 1, sizeof(*m->cus));
+	memmove(&m->cus[lo + 1], &m->cus[lo], (m->nr_cus - lo) * sizeof(*m->cus));
+	m->nr_cus++;
+	f = &m->cus[lo];
+	memset(f, 0, sizeof(*f));
+	f->cu = off;
+	collect_fns(cu, f, 0);
+	qsort(f->r, f->nr, sizeof(*f->r), cmp_fn);
+	return f;
+}
+
+/* The innermost function range of @f holding @a, or NULL. */
+static const struct fn_range *fn_at(const struct cu_fns *f, Dwarf_Addr a)
+{
+	const struct fn_range *best = NULL;
+	size_t lo = 0, hi = f->nr, i, n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->r[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Functions do not overlap, but look a little further back for nested ones. */
+	for (i = lo, n = 0; i-- > 0 && n < 8; n++)
+		if (a < f->r[i].hi && (!best || f->r[i].hi - f->r[i].lo < best->hi - best->lo))
+			best = &f->r[i];
+	return best;
+}
+
+/*
+ * From function DIE @parent down to the innermost scope holding @a: only
+ * scopes that can hold code are tested, and only one child at each level
+ * can hold it.  The inlined instances met go to @chain, outermost first.
+ */
+static int descend(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *chain, int n, int max)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(parent, &child))
+		return n;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block &&
+		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
+			continue;
+		if (dwarf_haspc(&child, a) <= 0)
+			continue;
+		if (tag == DW_TAG_inlined_subroutine) {
+			if (n == max)
+				return n; /* deeper than anyone reads: stop here */
+			chain[n++] = child;
+		}
+		return descend(&child, a, chain, n, max);
+	} while (!dwarf_siblingof(&child, &child));
+	return n;
+}
+
+/*
+ * The DWARF scopes at module address @addr, as the DIE tree nests them:
+ * the function holding the code, from a per-CU index of functions, then
+ * the inlined instances inside it down to the innermost.  When the index
+ * has no answer, dwarf_getscopes walks the whole CU; above an inlined
+ * instance it continues with the scopes of its abstract definition, so the
+ * chain of callers is then the concrete DIE's ancestry
+ * (dwarf_getscopes_die, as eu-addr2line -i does).  false when there is no
+ * DWARF for the address.
+ */
+static bool dw_scopes_at(struct sym_module *m, Dwarf_Addr addr, struct dw_scopes *d)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias), *found = NULL, *scopes = NULL,
+		  chain[2 * SYM_MAX_CHAIN], inner;
+	const struct fn_range *fn;
+	int n, i, k;
+
+	d->nr_inl = 0;
+	d->has_sub = false;
+	if (!cu)
+		return false;
+	d->cu = *cu;
+	fn = fn_at(cu_functions(m, cu), addr - bias);
+	if (fn) {
+		d->sub = fn->die;
+		d->has_sub = true;
+		n = descend(&d->sub, addr - bias, chain, 0, 2 * SYM_MAX_CHAIN);
+		/* Keep the innermost levels when there are more than a stack can show. */
+		for (k = n; k-- > 0 && d->nr_inl < SYM_MAX_CHAIN - 1;)
+			d->inl[d->nr_inl++] = chain[k];
+		return true;
+	}
+	n = dwarf_getscopes(cu, addr - bias, &found);
+	if (n > 0) {
+		inner = found[0];
+		n = dwarf_getscopes_die(&inner, &scopes);
+	}
+	free(found);
+	for (i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram) {
+			d->sub = scopes[i];
+			d->has_sub = true;
+			break;
+		}
+		if (tag == DW_TAG_inlined_subroutine && d->nr_inl < SYM_MAX_CHAIN - 1)
+			d->inl[d->nr_inl++] = scopes[i];
+	}
+	free(scopes);
+	return n > 0;
+}
+
+/*
+ * Put frames for the inlined calls of @d in front of @outer (the function
+ * holding the code) and return the innermost.  @outer's line (the line
+ * table's, at the address) moves to the innermost frame; each outer level
+ * gets the line of the call it made.
+ */
+static struct sym_frame *add_inlined(struct symbolizer *s, struct dw_scopes *d,
+				     struct sym_frame *outer)
+{
+	struct sym_frame *inner = outer, *f;
+	const char *here_file = outer->file;
+	unsigned int here_line = outer->line, line;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	int k;
+
+	if (s->lines && dwarf_getsrcfiles(&d->cu, &files, &nfiles))
+		files = NULL;
+	/* The line table's answer belongs to the innermost level: keep it aside. */
+	outer->file = NULL;
+	outer->line = 0;
+	/* From the outermost inlined instance inward: each was called by the level before. */
+	for (k = d->nr_inl - 1; k >= 0; k--) {
+		Dwarf_Die *die = &d->inl[k];
+		const char *name = die_name(die), *file;
+
+		if (!name)
+			continue;
+		if (s->lines) {
+			file = call_site(die, files, nfiles, &line);
+			frame_set_line(inner, file, line);
+		}
+		f = func_frame(s, SYM_FUNC, name);
+		f->module = outer->module;
+		f->offset = outer->offset;
+		f->caller = inner;
+		inner = f;
+	}
+	free((char *)inner->file);
+	inner->file = here_file;
+	inner->line = here_line;
+	return inner;
+}
+
+/* ---- the symbol table ---------------------------------------------------- */
+
+/*
+ * dwfl_module_addrinfo scans the whole symbol table for every address
+ * (libdwfl's search_table), which made a 1M-sample report spend most of
+ * its time there.  The same choice is made here from a table sorted once
+ * per module: among the symbols at or below the address, a sized one that
+ * covers it, the closest, then the most global, then the smallest; failing
+ * that, the closest sizeless one (an assembly label) provided no sized
+ * symbol below the address ends above it.
+ */
+static int binding_value(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 2;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+static void read_symbols(struct sym_module *m)
+{
+	int i, n = dwfl_module_getsymtab(m->mod);
+	size_t k;
+
+	m->syms_read = true;
+	if (n <= 0)
+		return;
+	m->syms = xp_malloc((size_t)n * sizeof(*m->syms));
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name =
+		    dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &bias);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		m->syms[m->nr_syms++] =
+		    (struct sym_sym){addr, sym.st_size, 0, name, binding_value(&sym)};
+	}
+	qsort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
+	for (k = 0; k < m->nr_syms; k++) {
+		uint64_t end = m->syms[k].addr + m->syms[k].size;
+
+		m->syms[k].max_end =
+		    k && m->syms[k - 1].max_end > end ? m->syms[k - 1].max_end : end;
+	}
+}
+
+/* Whether sized symbol @c is a better name for the address than @best. */
+static bool better_sized(const struct sym_sym *c, const struct sym_sym *best)
+{
+	if (!best || c->addr > best->addr)
+		return true;
+	if (c->addr < best->addr)
+		return false;
+	if (c->bind != best->bind)
+		return c->bind > best->bind;
+	return c->size < best->size;
+}
+
+/* The symbol naming module address @addr, or NULL. */
+static const struct sym_sym *find_symbol(struct sym_module *m, uint64_t addr)
+{
+	const struct sym_sym *best = NULL, *label = NULL;
+	uint64_t min_label;
+	size_t lo = 0, hi, i;
+
+	if (!m->syms_read)
+		read_symbols(m);
+	hi = m->nr_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	min_label = m->syms[lo - 1].max_end;
+	/* Sized symbols covering @addr: only entries whose running end passes it. */
+	for (i = lo; i-- > 0 && m->syms[i].max_end > addr;) {
+		const struct sym_sym *c = &m->syms[i];
+
+		if (c->size && addr - c->addr < c->size && better_sized(c, best))
+			best = c;
+	}
+	if (best)
+		return best;
+	/* The closest sizeless symbol, the most global of those at its address. */
+	for (i = lo; i-- > 0;) {
+		const struct sym_sym *c = &m->syms[i];
+
+		if (c->size)
+			continue;
+		if (label && c->addr < label->addr)
+			break;
+		if (!label || c->bind > label->bind)
+			label = c;
+	}
+	return label && label->addr >= min_label ? label : NULL;
+}
+
 /* ---- lookups ------------------------------------------------------------- */
 
 static bool file_offset_to_vaddr(const struct sym_module *m, uint64_t off, uint64_t *vaddr)
@@ -345,36 +1103,48 @@ static bool file_offset_to_vaddr(const struct sym_module *m, uint64_t off, uint6
 	return false;
 }
 
-static struct sym_frame *lookup(struct symbolizer *s, struct sym_module *m, uint64_t lookup_off,
-				uint64_t shown_off)
+static struct sym_frame *lookup(struct symbolizer *s, struct sym_module *m,
+				const struct sym_map *map, uint64_t lookup_off, uint64_t shown_off)
 {
 	struct sym_frame *f;
+	const struct sym_sym *sym;
 	const char *name = NULL, *file;
-	GElf_Off symoff = 0;
-	GElf_Word shndx;
-	GElf_Sym sym;
-	Elf *elf;
-	Dwarf_Addr bias, addr;
+	uint64_t symoff = 0;
+	Dwarf_Addr addr, lineaddr;
 	Dwfl_Line *line;
+	struct dw_scopes d = {.nr_inl = 0, .has_sub = false};
+	bool have_dw = false;
 	uint64_t vaddr;
 	int lineno = 0;
 
 	if (!m->opened)
-		module_open(s, m);
+		module_open(s, m, map);
 	if (!m->mod || !file_offset_to_vaddr(m, lookup_off, &vaddr))
 		goto unresolved;
 	addr = vaddr + m->bias;
-	name = dwfl_module_addrinfo(m->mod, addr, &symoff, &sym, &shndx, &elf, &bias);
+	sym = find_symbol(m, addr);
+	if (sym) {
+		name = sym->name;
+		symoff = addr - sym->addr;
+	}
+	if (!name || !s->no_inline)
+		have_dw = dw_scopes_at(m, addr, &d);
+	if ((!name || !*name) && have_dw && d.has_sub) {
+		/* No symbol table entry (stripped), but DWARF knows the function. */
+		name = die_name(&d.sub);
+		symoff = 0;
+	}
 	if (!name || !*name)
 		goto unresolved;
-	f = frame_new(SYM_FUNC, "%s", name);
+	f = func_frame(s, SYM_FUNC, name);
 	f->module = m->base;
 	f->offset = symoff;
+	lineaddr = addr;
 	if (s->lines && (line = dwfl_module_getsrc(m->mod, addr)) &&
-	    (file = dwfl_lineinfo(line, &addr, &lineno, NULL, NULL, NULL))) {
-		f->file = xp_strdup(file);
-		f->line = lineno > 0 ? (unsigned int)lineno : 0;
-	}
+	    (file = dwfl_lineinfo(line, &lineaddr, &lineno, NULL, NULL, NULL)))
+		frame_set_line(f, file, lineno > 0 ? (unsigned int)lineno : 0);
+	if (have_dw && !s->no_inline)
+		f = add_inlined(s, &d, f);
 	return f;
 unresolved:
 	f = frame_new(SYM_MODULE_OFFSET, "%s+%#" PRIx64, m->base, shown_off);
@@ -382,37 +1152,81 @@ unresolved:
 	return f;
 }
 
-const struct sym_frame *symbolize_pc(struct symbolizer *s, const struct sym_map *map, uint64_t pc,
-				     unsigned int frame_flags)
+/*
+ * Whether @map is memory no file describes, where a JIT puts its code:
+ * anonymous, named anonymous ("[anon:...]"), memfd or shared-memory
+ * backed.  [vdso] and [vsyscall] are the kernel's, not a JIT's.
+ */
+static bool is_anon(const struct sym_map *map)
 {
-	uint64_t look = sym_lookup_pc(pc, frame_flags), key;
+	static const char *const prefixes[] = {"/memfd:", "/dev/zero", "/anon_hugepage", "/SYSV",
+					       "//anon"};
+	const char *p = map->path ? map->path : "";
+	size_t i;
+
+	if (!*p)
+		return true;
+	if (*p == '[')
+		return strcmp(p, "[vdso]") && strcmp(p, "[vsyscall]");
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(p, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return *p != '/';
+}
+
+/* A JIT symbol for @look, or the bare address @pc. */
+static struct sym_frame *lookup_jit(struct symbolizer *s, pid_t pid, uint64_t look, uint64_t pc)
+{
+	const struct jit_range *r = jitsyms_find(&s->jit, pid, look);
+	struct sym_frame *f;
+
+	if (!r)
+		return frame_new(SYM_ADDRESS, "%#" PRIx64, pc);
+	f = func_frame(s, SYM_JIT, r->text);
+	f->offset = look - r->start;
+	if (s->lines && (r = jitsyms_find_line(&s->jit, pid, look)))
+		frame_set_line(f, r->text, r->line);
+	return f;
+}
+
+const struct sym_frame *symbolize_pc(struct symbolizer *s, pid_t pid, const struct sym_map *map,
+				     uint64_t pc, unsigned int frame_flags)
+{
+	uint64_t look = sym_lookup_pc(pc, frame_flags), key = pc;
+	uint8_t exact = look == pc;
+	const char *sc;
 	struct sym_frame *f;
 	uint32_t mod;
 
 	if (frame_flags & XP_FRAME_TRUNCATED)
 		return &s->truncated;
 	if (frame_flags & XP_FRAME_SYSCALL) {
-		/* TODO(#3): syscall names from the arch of the data file. */
 		mod = SYSCALLS;
-		key = pc;
-	} else if (!map || look < map->start || look >= map->end) {
-		mod = NO_MODULE;
-		key = pc;
+		pid = 0;
+	} else if (!map || look < map->start || look >= map->end || is_anon(map)) {
+		mod = JIT;
+		if (!s->jit.syms.nr)
+			pid = 0; /* no JIT symbol anywhere: every address is just itself */
 	} else {
-		mod = (uint32_t)module_index(s, map);
-		/* Both offsets are in the file; the exact bit keeps pc and pc-1 apart. */
-		key = (look - map->start + map->offset) << 1 | (look == pc);
+		mod = (uint32_t)map_module(s, map);
+		pid = 0;
+		/* The file offset: the same code in any process has the same key. */
+		key = look - map->start + map->offset;
 	}
-	f = cache_get(s, mod, key);
+	f = cache_get(s, mod, pid, key, exact);
 	if (f)
 		return f;
-	if (mod == SYSCALLS)
-		f = frame_new(SYM_MARKER, "[syscall] %" PRIu64, pc);
-	else if (mod == NO_MODULE)
-		f = frame_new(SYM_ADDRESS, "%#" PRIx64, pc);
-	else
-		f = lookup(s, &s->mods[mod], look - map->start + map->offset,
-			   pc - map->start + map->offset);
-	cache_put(s, mod, key, f);
+	if (mod == SYSCALLS) {
+		sc = s->syscall_name && pc <= UINT_MAX ? s->syscall_name((unsigned int)pc) : NULL;
+		if (sc)
+			f = frame_new(SYM_MARKER, "[syscall] %s", sc);
+		else
+			f = frame_new(SYM_MARKER, "[syscall] %" PRIu64, pc);
+	} else if (mod == JIT) {
+		f = lookup_jit(s, pid, look, pc);
+	} else {
+		f = lookup(s, &s->mods[mod], map, key, pc - map->start + map->offset);
+	}
+	cache_put(s, mod, pid, key, exact, f);
 	return f;
 }

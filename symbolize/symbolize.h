@@ -1,17 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symbolization: turns a code address of a recorded mapping into a frame
- * label (function name, or module+offset when the function cannot be
- * known) with its source file and line.  Files are opened after the run,
- * once per (path, build-id), and checked against the recorded build-id so
- * a rebuilt binary never yields wrong names.  Results are cached per
- * (module, address).
+ * Symbolization: turns a code address of a recorded mapping into frame
+ * labels (function name, or module+offset when the function cannot be
+ * known) with source file and line.  An address inside inlined code gives
+ * a chain of frames, the inlined function innermost, up to the function
+ * that holds the code (as eu-addr2line -i prints them).  Names are
+ * demangled (demangle.h).  Files are opened after the run, once per (path,
+ * build-id), and checked against the recorded build-id so a rebuilt binary
+ * never yields wrong names; separate debuginfo is found by build-id
+ * (<dir>/.build-id/xx/rest.debug) and .gnu_debuglink under the debug
+ * directories, and when the file itself is gone or changed, the debuginfo
+ * of the recorded build-id stands in for it.  Addresses outside file
+ * mappings are looked up in the JIT symbols and [vdso] images the data
+ * file carries.  Results are cached per (module, address).
  *
  * Which mapping an address falls in (exec generations, time) is the
  * caller's business (profile_find_mapping); this module only knows files.
  * It prints warnings (once per module: a changed or unreadable file) and
  * nothing else.  Not thread-safe.  The backend is libdwfl (dwfl.c); no
- * libdwfl type appears here.
+ * libdwfl type appears here.  debuginfod is never contacted unless the
+ * user set DEBUGINFOD_URLS: libdw loads its client library in any case
+ * (0.188 does, from a constructor), but the client asks no server without
+ * URLs (t4004 checks with strace).
  */
 #ifndef XPROF_SYMBOLIZE_SYMBOLIZE_H
 #define XPROF_SYMBOLIZE_SYMBOLIZE_H
@@ -19,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "unwind.h"
 
@@ -36,13 +47,23 @@ static inline uint64_t sym_lookup_pc(uint64_t pc, unsigned int frame_flags)
 }
 
 struct sym_opts {
-	bool lines; /* also look up DWARF file:line (loads .debug_line) */
+	bool lines;	  /* also look up DWARF file:line (loads .debug_line) */
+	bool no_inline;	  /* fold inlined frames into the function that holds the code */
+	bool no_demangle; /* show symbol names as the symbol table has them */
 	/*
-	 * Where separate debuginfo is searched for (by build-id, then
-	 * .gnu_debuglink), in libdwfl's syntax; NULL: its default,
-	 * ":.debug:/usr/lib/debug".
+	 * More directories to search for separate debuginfo, before
+	 * /usr/lib/debug: by build-id (<dir>/.build-id/xx/rest.debug), then by
+	 * .gnu_debuglink (<dir>/<the file's directory>/<link>).  Each string
+	 * may be a colon-separated list; relative directories are taken from
+	 * the current directory.
 	 */
-	const char *debuginfo_path;
+	const char *const *debug_dirs;
+	size_t nr_debug_dirs;
+	/*
+	 * The name of system call @nr of the recorded architecture, or NULL
+	 * when unknown.  NULL: "[syscall] N" frames keep their number.
+	 */
+	const char *(*syscall_name)(unsigned int nr);
 };
 
 /* The mapping an address fell in, as recorded (the fields of a MAPPING record). */
@@ -55,19 +76,33 @@ struct sym_map {
 
 enum sym_kind {
 	SYM_FUNC,	   /* a symbol was found: name is the function */
+	SYM_JIT,	   /* a JIT symbol of the data file: name is the function */
 	SYM_MODULE_OFFSET, /* in a known mapping, no symbol: "module+0xOFF" (file offset) */
-	SYM_ADDRESS,	   /* outside every mapping: "0xADDR" */
+	SYM_ADDRESS,	   /* outside every file mapping and JIT symbol: "0xADDR" */
 	SYM_MARKER,	   /* "[truncated]", "[syscall] N" */
 };
 
-/* One symbolized address.  Owned by the symbolizer; valid until symbolizer_free. */
+/*
+ * One symbolized address, or one level of a chain of inlined calls.
+ * Owned by the symbolizer; valid until symbolizer_free.
+ */
 struct sym_frame {
 	enum sym_kind kind;
 	const char *name;   /* the label to print; never NULL */
-	const char *module; /* basename of the mapped file; NULL for SYM_ADDRESS and markers */
-	uint64_t offset;    /* SYM_FUNC: looked-up address minus the symbol's start */
-	const char *file;   /* source file, or NULL (no DWARF, or sym_opts.lines off) */
-	unsigned int line;  /* 0 when unknown */
+	const char *module; /* basename of the mapped file; NULL for JIT, addresses, markers */
+	/*
+	 * SYM_FUNC: looked-up address minus the start of the symbol holding
+	 * it (for an inlined frame too); SYM_JIT: minus the JIT symbol's start.
+	 */
+	uint64_t offset;
+	const char *file;  /* source file, or NULL (no DWARF, or sym_opts.lines off) */
+	unsigned int line; /* 0 when unknown; for an inlined frame's callers, the call's line */
+	/*
+	 * The frame whose code this frame's was inlined into (one level
+	 * outward), or NULL for the function that holds the code.  Only
+	 * SYM_FUNC frames have one, and never with sym_opts.no_inline.
+	 */
+	const struct sym_frame *caller;
 };
 
 struct symbolizer;
@@ -77,13 +112,29 @@ struct symbolizer *symbolizer_new(const struct sym_opts *opts);
 void symbolizer_free(struct symbolizer *s);
 
 /*
- * Symbolize frame @pc (as recorded) with frame flags @frame_flags (enum
- * xp_frame_flags; the pc-1 rule is applied here) that fell in @map (NULL:
- * no mapping).  Never fails: an address that cannot be named gets a
- * module+offset or 0x label.  May print a warning the first time a module
- * is used.
+ * JIT symbols of process @pid, from the data file (JITSYM, JITLINE).  They
+ * name addresses with no mapping or in anonymous memory; where ranges
+ * overlap, the one added last wins.  Add them all before symbolizing.
  */
-const struct sym_frame *symbolize_pc(struct symbolizer *s, const struct sym_map *map, uint64_t pc,
-				     unsigned int frame_flags);
+void symbolizer_add_jit(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t size,
+			const char *name);
+void symbolizer_add_jit_line(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
+			     const char *file, unsigned int line);
+/*
+ * An image of the [vdso] the recorded processes had (VDSO record; copied).
+ * A [vdso] mapping is symbolized from the image of its size.
+ */
+void symbolizer_add_vdso(struct symbolizer *s, const void *image, size_t len);
+
+/*
+ * Symbolize frame @pc (as recorded) of process @pid with frame flags
+ * @frame_flags (enum xp_frame_flags; the pc-1 rule is applied here) that
+ * fell in @map (NULL: no mapping).  Returns the innermost frame; follow
+ * ->caller for the functions it was inlined into.  Never fails: an
+ * address that cannot be named gets a module+offset or 0x label.  May
+ * print a warning the first time a module is used.
+ */
+const struct sym_frame *symbolize_pc(struct symbolizer *s, pid_t pid, const struct sym_map *map,
+				     uint64_t pc, unsigned int frame_flags);
 
 #endif

@@ -40,7 +40,9 @@ static int test_registry_complete(void)
 		T_ASSERT(a->fp_off_ra != a->fp_off_prev_fp);
 		T_ASSERT(a->min_call_len >= 2);
 		T_ASSERT(a->reg_name && a->strip_pc && a->regs_read && a->regs_from_prstatus &&
-			 a->insn_effect);
+			 a->insn_effect && a->syscall_name);
+		/* Every Linux arch numbers read, write and exit_group; none has 100000 calls. */
+		T_ASSERT(a->syscall_name(0) && a->syscall_name(100000) == NULL);
 		T_ASSERT(a->reg_name(a->dwarf_pc) && a->reg_name(a->dwarf_sp) &&
 			 a->reg_name(a->dwarf_fp));
 		if (a->dwarf_ra >= 0)
@@ -268,7 +270,31 @@ static int test_riscv64_insn_effect(void)
 	return check_effects(EM_RISCV, c, N(c));
 }
 
-T_MAIN(T_CASE(test_registry_complete), T_CASE(test_x86_64_prstatus), T_CASE(test_aarch64_prstatus),
-       T_CASE(test_riscv64_prstatus), T_CASE(test_regs_read_off_host),
-       T_CASE(test_x86_64_insn_effect), T_CASE(test_aarch64_insn_effect),
-       T_CASE(test_riscv64_insn_effect))
+/* Spot checks of the generated tables against the UAPI numbers. */
+static int test_syscall_names(void)
+{
+	const struct xp_arch *x86 = xp_arch_by_machine(EM_X86_64);
+	const struct xp_arch *a64 = xp_arch_by_machine(EM_AARCH64);
+	const struct xp_arch *rv = xp_arch_by_machine(EM_RISCV);
+
+	T_EQ_STR(x86->syscall_name(0), "read");
+	T_EQ_STR(x86->syscall_name(35), "nanosleep");
+	T_EQ_STR(x86->syscall_name(202), "futex");
+	T_EQ_STR(x86->syscall_name(231), "exit_group");
+	T_EQ_STR(x86->syscall_name(230), "clock_nanosleep");
+	T_ASSERT(x86->syscall_name(335) == NULL); /* the gap after rseq (334) */
+	T_EQ_STR(a64->syscall_name(63), "read");
+	T_EQ_STR(a64->syscall_name(101), "nanosleep");
+	T_EQ_STR(a64->syscall_name(98), "futex");
+	T_EQ_STR(a64->syscall_name(79), "newfstatat");
+	T_EQ_STR(a64->syscall_name(222), "mmap");
+	T_EQ_STR(rv->syscall_name(101), "nanosleep");
+	T_EQ_STR(rv->syscall_name(259), "riscv_flush_icache");
+	T_ASSERT(a64->syscall_name(259) == NULL);
+	return T_OK;
+}
+
+T_MAIN(T_CASE(test_registry_complete), T_CASE(test_syscall_names), T_CASE(test_x86_64_prstatus),
+       T_CASE(test_aarch64_prstatus), T_CASE(test_riscv64_prstatus),
+       T_CASE(test_regs_read_off_host), T_CASE(test_x86_64_insn_effect),
+       T_CASE(test_aarch64_insn_effect), T_CASE(test_riscv64_insn_effect))

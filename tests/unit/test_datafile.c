@@ -231,7 +231,7 @@ static int test_writer_rejects_bad_input(void)
 	const uint8_t id[DF_BUILD_ID_MAX + 1] = {0};
 	const char *path = tmp_file(), *err;
 	struct df_writer *w;
-	int r[6];
+	int r[9];
 
 	T_ASSERT(path);
 	w = df_writer_open(path, 62, 0);
@@ -242,6 +242,9 @@ static int test_writer_rejects_bad_input(void)
 	r[1] = df_write_mapping(w, 0, 1, 0x1000, 0x2000, 0, 5, "/x", id, sizeof(id));
 	r[2] = df_write_meta(w, "k", big);
 	r[3] = df_write_meta(w, NULL, NULL);
+	r[6] = df_write_jitline(w, 1, 0x2000, 0x2000, "f.js", 1);
+	r[7] = df_write_vdso(w, big, 0);
+	r[8] = df_write_vdso(w, big, DF_VDSO_MAX + 1);
 	r[4] = df_writer_close(w);
 	r[5] = df_writer_open("/nonexistent-dir/xprof.data", 62, 0) != NULL;
 	err = cap_end();
@@ -252,7 +255,12 @@ static int test_writer_rejects_bad_input(void)
 	T_EQ_U64(r[3], 0);
 	T_EQ_U64(r[4], 0);
 	T_EQ_U64(r[5], 0);
-	T_EQ_U64(cap_lines(err), 4);
+	T_EQ_U64(r[6], (uint64_t)-1);
+	T_EQ_U64(r[7], (uint64_t)-1);
+	T_EQ_U64(r[8], (uint64_t)-1);
+	T_EQ_U64(cap_lines(err), 7);
+	T_ASSERT(strstr(err, "JIT line range 0x2000-0x2000 of pid 1 is empty"));
+	T_ASSERT(strstr(err, "a [vdso] image of 0 bytes"));
 	T_ASSERT(strstr(err, "cannot create '/nonexistent-dir/xprof.data': No such file"));
 	T_EQ_U64(df_writer_close(NULL), 0);
 	return T_OK;

@@ -14,6 +14,8 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int test_parse_good(void)
@@ -297,6 +299,56 @@ static int test_module_vdso(void)
 	return ret; /* skipped when the kernel maps no vDSO */
 }
 
+/* Map @path read-only at @at (NULL: anywhere).  Returns the address or NULL. */
+static void *map_file(const char *path, void *at)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	p = mmap(at, 4096, PROT_READ, MAP_PRIVATE | (at ? MAP_FIXED : 0), fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Another file mapped where one was (dlclose + dlopen): the old mapping is stale. */
+static int test_addrspace_stale(void)
+{
+	char a[] = "/tmp/xprof-test-stale-a-XXXXXX", b[] = "/tmp/xprof-test-stale-b-XXXXXX";
+	struct addrspace as;
+	uint8_t page[4096] = {0};
+	void *at;
+	int fa = mkstemp(a), fb = mkstemp(b);
+
+	T_ASSERT(fa >= 0 && fb >= 0);
+	T_ASSERT(write(fa, page, sizeof(page)) == sizeof(page));
+	T_ASSERT(write(fb, page, sizeof(page)) == sizeof(page));
+	close(fa);
+	close(fb);
+	at = map_file(a, NULL);
+	T_ASSERT(at);
+	addrspace_init(&as, getpid(), NULL);
+	T_EQ_U64(addrspace_load(&as), 0);
+	/* Our own code and this file: current; anonymous memory: cannot tell, so no. */
+	T_ASSERT(!addrspace_is_stale(&as, (uint64_t)(uintptr_t)at));
+	T_ASSERT(!addrspace_is_stale(&as, (uint64_t)(uintptr_t)test_addrspace_stale));
+	T_ASSERT(!addrspace_is_stale(&as, (uint64_t)(uintptr_t)page));
+	T_ASSERT(!addrspace_is_stale(&as, 0));
+	/* B where A was. */
+	T_ASSERT(map_file(b, at) == at);
+	T_ASSERT(addrspace_is_stale(&as, (uint64_t)(uintptr_t)at));
+	T_EQ_U64(addrspace_load(&as), 0);
+	T_ASSERT(!addrspace_is_stale(&as, (uint64_t)(uintptr_t)at));
+	/* Unmapped: stale too. */
+	munmap(at, 4096);
+	T_ASSERT(addrspace_is_stale(&as, (uint64_t)(uintptr_t)at));
+	addrspace_release(&as);
+	unlink(a);
+	unlink(b);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_parse_good), T_CASE(test_parse_bad), T_CASE(test_addrspace_text),
        T_CASE(test_module_self), T_CASE(test_module_plt), T_CASE(test_module_not_elf),
-       T_CASE(test_module_vdso))
+       T_CASE(test_module_vdso), T_CASE(test_addrspace_stale))

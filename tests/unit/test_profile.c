@@ -73,6 +73,9 @@ static uint8_t *make_file(uint16_t e_machine, size_t *len)
 	df_write_sample_record(w, 3000, 100, 101, 43, 1);
 	df_write_sample_record(w, 3500, 100, 101, 99, 1); /* no such stack */
 	df_write_jitsym(w, 100, 0x7f0000200000ull, 0x40, "jitted::fn");
+	df_write_jitline(w, 100, 0x7f0000200000ull, 0x7f0000200010ull, "app.js", 7);
+	df_write_vdso(w, "\177ELF-vdso", 10);
+	df_write_vdso(w, "\177ELF-vdso", 10); /* the same image again: not written */
 	df_write_exit(w, 4000, 100, 101, 0);
 	df_write_exit(w, 5000, 100, 0, 9);
 	df_write_stat(w, "samples", 3);
@@ -161,6 +164,15 @@ static int check_full(const struct profile *p, uint16_t e_machine)
 	T_EQ_U64(p->jitsyms[0].start, 0x7f0000200000ull);
 	T_EQ_U64(p->jitsyms[0].size, 0x40);
 	T_EQ_STR(p->jitsyms[0].name, "jitted::fn");
+	T_EQ_U64(p->nr_jitlines, 1);
+	T_EQ_U64(p->jitlines[0].pid, 100);
+	T_EQ_U64(p->jitlines[0].start, 0x7f0000200000ull);
+	T_EQ_U64(p->jitlines[0].end, 0x7f0000200010ull);
+	T_EQ_U64(p->jitlines[0].line, 7);
+	T_EQ_STR(p->jitlines[0].file, "app.js");
+	T_EQ_U64(p->nr_vdsos, 1);
+	T_EQ_U64(p->vdsos[0].len, 10);
+	T_ASSERT(!memcmp(p->vdsos[0].image, "\177ELF-vdso", 10));
 
 	T_EQ_U64(p->nr_exits, 2);
 	T_EQ_U64(p->exits[1].t, 5000);
@@ -175,7 +187,7 @@ static int check_full(const struct profile *p, uint16_t e_machine)
 		T_EQ_U64(v, 4);
 		T_ASSERT(!profile_stat(p, "lost", &v));
 	}
-	T_EQ_U64(p->records, 17);
+	T_EQ_U64(p->records, 19);
 	return T_OK;
 }
 
@@ -348,7 +360,7 @@ static int test_truncated_everywhere(void)
 		}
 		profile_release(&p);
 	}
-	T_EQ_U64(prev_records, 16); /* all but the last record */
+	T_EQ_U64(prev_records, 18); /* all but the last record */
 	free(buf);
 	return T_OK;
 }

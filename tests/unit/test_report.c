@@ -97,6 +97,31 @@ static int test_parse_args(void)
 	T_EQ_U64(parse(&o, ARGS("-i"), &err), 2);
 	T_ASSERT(strstr(err, "requires a value"));
 	T_EQ_U64(parse(&o, ARGS("-i", ""), &err), 2);
+
+	/* Symbolization options: off by default; --debug-dir repeats, in order. */
+	T_EQ_U64(parse(&o, ARGS("--folded"), &err), 0);
+	T_ASSERT(!o.no_inline && !o.no_demangle);
+	T_EQ_U64(o.debug_dirs.nr, 0);
+	T_EQ_U64(
+	    parse(&o,
+		  ARGS("--no-inline", "--no-demangle", "--debug-dir", "/a:/b", "--debug-dir=rel"),
+		  &err),
+	    0);
+	T_ASSERT(o.no_inline && o.no_demangle);
+	T_EQ_U64(o.debug_dirs.nr, 2);
+	T_EQ_STR(o.debug_dirs.v[0], "/a:/b");
+	T_EQ_STR(o.debug_dirs.v[1], "rel");
+	T_EQ_U64(parse(&o, ARGS("--debug-dir", ""), &err), 2);
+	T_ASSERT(strstr(err, "invalid value '' for --debug-dir"));
+	T_EQ_U64(parse(&o,
+		       ARGS("--debug-dir=1", "--debug-dir=2", "--debug-dir=3", "--debug-dir=4",
+			    "--debug-dir=5", "--debug-dir=6", "--debug-dir=7", "--debug-dir=8",
+			    "--debug-dir=9", "--debug-dir=10", "--debug-dir=11", "--debug-dir=12",
+			    "--debug-dir=13", "--debug-dir=14", "--debug-dir=15", "--debug-dir=16",
+			    "--debug-dir=17"),
+		       &err),
+		 2);
+	T_ASSERT(strstr(err, "option '--debug-dir' given more than 16 times"));
 	parse_done();
 	return T_OK;
 }
@@ -349,5 +374,58 @@ static int test_golden_riscv64(void)
 		      "or directory; its frames are shown as libc.so.6+offset\n");
 }
 
+/*
+ * "[syscall] N" frames are named with the table of the data file's arch,
+ * not the host's: 101 is nanosleep on aarch64 and riscv64, ptrace on x86-64.
+ */
+static int test_syscall_names_by_machine(void)
+{
+	static const struct {
+		uint16_t machine;
+		const char *want;
+	} cases[] = {
+	    {183, "blocked;[syscall] nanosleep 1\n"},
+	    {243, "blocked;[syscall] nanosleep 1\n"},
+	    {62, "blocked;[syscall] ptrace 1\n"},
+	    {2, "blocked;[syscall] 101 1\n"}, /* SPARC: no table, the number stays */
+	};
+	const uint64_t pcs[] = {101};
+	const uint8_t flags[] = {XP_FRAME_SYSCALL};
+	struct report_opts o = REPORT_OPTS_INIT;
+	char path[] = "/tmp/xprof-test-sys-XXXXXX", *text;
+	struct df_writer *w;
+	struct profile p;
+	size_t i, len;
+	FILE *out;
+	int fd;
+
+	o.format = REPORT_FOLDED;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strcpy(path, "/tmp/xprof-test-sys-XXXXXX");
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		close(fd);
+		w = df_writer_open(path, cases[i].machine, 0);
+		T_ASSERT(w);
+		df_write_process(w, 0, 7, 1, DF_PROC_EXEC, "blocked", "/nonexistent/blocked");
+		df_write_stack(w, 1, pcs, flags, 1);
+		df_write_sample(w, 10, 7, 7, 1, 1000);
+		T_EQ_U64(df_writer_close(w), 0);
+		profile_init(&p);
+		T_EQ_U64(profile_load(&p, path), 0);
+		unlink(path);
+		text = NULL;
+		out = open_memstream(&text, &len);
+		T_ASSERT(out);
+		T_EQ_U64(report_profile(&o, &p, out), 0);
+		fclose(out);
+		profile_release(&p);
+		T_EQ_STR(text, cases[i].want);
+		free(text);
+	}
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_parse_args), T_CASE(test_parse_formats_and_filters), T_CASE(test_help),
-       T_CASE(test_exit_codes), T_CASE(test_golden_aarch64), T_CASE(test_golden_riscv64))
+       T_CASE(test_exit_codes), T_CASE(test_golden_aarch64), T_CASE(test_golden_riscv64),
+       T_CASE(test_syscall_names_by_machine))

@@ -21,6 +21,9 @@
 #include <elf.h>
 #include <link.h>
 #include <setjmp.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, used))
@@ -31,8 +34,12 @@ void xp_test_top(void);
 void xp_test_noret_caller(void);
 void xp_test_noret_callee(void);
 
+void xp_test_probe(void);
+void xp_test_inline_host(void);
+void xp_test_mangled(void) __asm__("_ZN6xptest7mangled5probeEi");
+
 static volatile int sink;
-static uint64_t ra_in_mid, ra_in_top, ra_noret;
+static uint64_t ra_in_mid, ra_in_top, ra_noret, ra_in_inline, ra_in_mangled;
 static jmp_buf noret_jmp;
 
 NOINLINE void xp_test_leaf(void)
@@ -64,6 +71,44 @@ __attribute__((noreturn)) NOINLINE void xp_test_noret_callee(void)
 NOINLINE void xp_test_noret_caller(void)
 {
 	xp_test_noret_callee();
+}
+
+/*
+ * An inlined chain: host -> outer -> inner -> (call) probe.  The return
+ * address of the call to probe lies in inner's code, inlined twice.
+ */
+NOINLINE void xp_test_probe(void)
+{
+	ra_in_inline = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	sink++;
+}
+
+static const unsigned int line_call_probe = __LINE__ + 3;
+static inline __attribute__((always_inline)) void xp_test_inline_inner(void)
+{
+	xp_test_probe();
+	sink++;
+}
+
+static const unsigned int line_call_inner = __LINE__ + 3;
+static inline __attribute__((always_inline)) void xp_test_inline_outer(void)
+{
+	xp_test_inline_inner();
+	sink++;
+}
+
+static const unsigned int line_call_outer = __LINE__ + 3;
+NOINLINE void xp_test_inline_host(void)
+{
+	xp_test_inline_outer();
+	sink++;
+}
+
+/* A C++ name through an asm label: demangles to "xptest::mangled::probe(int)". */
+NOINLINE void xp_test_mangled(void)
+{
+	ra_in_mangled = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	sink++;
 }
 
 static uint8_t self_id[64];
@@ -142,9 +187,11 @@ static int setup(void)
 		return -1;
 	self_path[n] = 0;
 	xp_test_top();
+	xp_test_inline_host();
+	xp_test_mangled();
 	if (!setjmp(noret_jmp))
 		xp_test_noret_caller();
-	return self_id_len && ra_in_mid && ra_in_top && ra_noret ? 0 : -1;
+	return self_id_len && ra_in_mid && ra_in_top && ra_noret && ra_in_inline ? 0 : -1;
 }
 
 static uint64_t addr_of(void (*fn)(void))
@@ -195,7 +242,7 @@ static const struct sym_frame *sym_at(struct symbolizer *s, const struct profile
 	if (m)
 		sm = (struct sym_map){m->start, m->end,	     m->offset,
 				      m->path,	m->build_id, m->build_id_len};
-	return symbolize_pc(s, m ? &sm : NULL, pc, flags);
+	return symbolize_pc(s, 4242, m ? &sm : NULL, pc, flags);
 }
 
 static int test_pc_minus_one_rule(void)
@@ -319,12 +366,12 @@ static int test_unresolved(void)
 	const char *n1, *n2, *n3, *n4, *n5, *n6, *err;
 
 	cap_begin();
-	n1 = symbolize_pc(s, &missing, 0x10010, XP_FRAME_EXACT)->name;
-	n2 = symbolize_pc(s, &missing, 0x10020, 0)->name;
-	n3 = symbolize_pc(s, &vdso, 0x30100, XP_FRAME_EXACT)->name;
-	n4 = symbolize_pc(s, NULL, 0x1234, 0)->name;
-	n5 = symbolize_pc(s, NULL, 0x1234, XP_FRAME_TRUNCATED)->name;
-	n6 = symbolize_pc(s, NULL, 231, XP_FRAME_SYSCALL)->name;
+	n1 = symbolize_pc(s, 1, &missing, 0x10010, XP_FRAME_EXACT)->name;
+	n2 = symbolize_pc(s, 1, &missing, 0x10020, 0)->name;
+	n3 = symbolize_pc(s, 1, &vdso, 0x30100, XP_FRAME_EXACT)->name;
+	n4 = symbolize_pc(s, 1, NULL, 0x1234, 0)->name;
+	n5 = symbolize_pc(s, 1, NULL, 0x1234, XP_FRAME_TRUNCATED)->name;
+	n6 = symbolize_pc(s, 1, NULL, 231, XP_FRAME_SYSCALL)->name;
 	err = cap_end();
 	T_EQ_STR(n1, "libgone.so.1+0x3010");
 	/* The raw address is shown; only the lookup uses pc - 1. */
@@ -336,6 +383,30 @@ static int test_unresolved(void)
 	T_EQ_STR(err, "xprof: warning: cannot open '/nonexistent/libgone.so.1': No such file or "
 		      "directory; its frames are shown as libgone.so.1+offset\n");
 	symbolizer_free(s);
+	return T_OK;
+}
+
+/* A data file naming a FIFO (or a device) as a mapped file: no hang, one warning. */
+static int test_not_regular(void)
+{
+	char dir[] = "/tmp/xprof-test-fifo-XXXXXX", fifo[64];
+	struct sym_map map = {0x10000, 0x20000, 0, fifo, NULL, 0};
+	struct sym_map dev = {0x30000, 0x40000, 0, "/dev/zero", NULL, 0};
+	struct symbolizer *s = symbolizer_new(NULL);
+	const char *err;
+
+	T_ASSERT(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	T_EQ_U64(mkfifo(fifo, 0600), 0);
+	cap_begin();
+	T_EQ_STR(symbolize_pc(s, 1, &map, 0x10010, XP_FRAME_EXACT)->name, "fifo+0x10");
+	T_EQ_STR(symbolize_pc(s, 1, &dev, 0x30010, XP_FRAME_EXACT)->name, "0x30010");
+	err = cap_end();
+	T_ASSERT(strstr(err, "/fifo': not a regular file; its frames are shown as fifo+offset"));
+	T_EQ_U64(cap_lines(err), 1);
+	symbolizer_free(s);
+	unlink(fifo);
+	rmdir(dir);
 	return T_OK;
 }
 
@@ -369,5 +440,339 @@ static int test_report_self(void)
 	return T_OK;
 }
 
+/* A return address in twice-inlined code: three frames, each with the line of its call. */
+static int test_inline_chain(void)
+{
+	struct sym_opts opts = {.lines = true};
+	const struct sym_frame *f, *g;
+	struct symbolizer *s, *flat;
+	struct profile p;
+
+	if (setup())
+		return T_SKIP;
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	s = symbolizer_new(&opts);
+	f = sym_at(s, &p, ra_in_inline, 0);
+	T_EQ_STR(f->name, "xp_test_inline_inner");
+	T_EQ_U64(f->kind, SYM_FUNC);
+	T_ASSERT(f->file && strstr(f->file, "test_symbolize.c"));
+	T_EQ_U64(f->line, line_call_probe);
+	T_EQ_STR(f->module, "test_symbolize");
+	T_ASSERT(f->caller);
+	T_EQ_STR(f->caller->name, "xp_test_inline_outer");
+	T_EQ_U64(f->caller->line, line_call_inner);
+	T_ASSERT(f->caller->caller);
+	g = f->caller->caller;
+	T_EQ_STR(g->name, "xp_test_inline_host");
+	T_EQ_U64(g->line, line_call_outer);
+	T_ASSERT(!g->caller);
+	/* The offset is within the function that holds the code, at every level. */
+	T_EQ_U64(f->offset, g->offset);
+	T_EQ_U64(g->offset, ra_in_inline - 1 - addr_of(xp_test_inline_host));
+	/* --no-inline: only the function holding the code, with the line-table line. */
+	opts.no_inline = true;
+	flat = symbolizer_new(&opts);
+	f = sym_at(flat, &p, ra_in_inline, 0);
+	T_EQ_STR(f->name, "xp_test_inline_host");
+	T_ASSERT(!f->caller);
+	T_EQ_U64(f->line, line_call_probe);
+	symbolizer_free(flat);
+	symbolizer_free(s);
+	profile_release(&p);
+	return T_OK;
+}
+
+static int test_demangled_names(void)
+{
+	struct sym_opts opts = {.no_demangle = true};
+	struct symbolizer *s, *raw;
+	struct profile p;
+
+	if (setup())
+		return T_SKIP;
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	s = symbolizer_new(NULL);
+	raw = symbolizer_new(&opts);
+	T_EQ_STR(sym_at(s, &p, addr_of(xp_test_mangled), XP_FRAME_EXACT)->name,
+		 "xptest::mangled::probe(int)");
+	T_EQ_STR(sym_at(raw, &p, addr_of(xp_test_mangled), XP_FRAME_EXACT)->name,
+		 "_ZN6xptest7mangled5probeEi");
+	symbolizer_free(raw);
+	symbolizer_free(s);
+	profile_release(&p);
+	return T_OK;
+}
+
+/* JIT symbols name addresses with no mapping and in anonymous memory, never in files. */
+static int test_jit_symbols(void)
+{
+	struct sym_opts opts = {.lines = true};
+	struct symbolizer *s = symbolizer_new(&opts);
+	struct sym_map anon = {0x7000000, 0x7010000, 0, "", NULL, 0};
+	struct sym_map memfd = {0x7100000, 0x7110000, 0, "/memfd:jit (deleted)", NULL, 0};
+	struct sym_map file = {0x400000, 0x401000, 0, "/nonexistent/app", NULL, 0};
+	const struct sym_frame *f;
+
+	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "old_code");
+	symbolizer_add_jit(s, 7, 0x7000080, 0x40, "newer_code"); /* later: wins where it overlaps */
+	symbolizer_add_jit(s, 7, 0x7100000, 0x10, "in_memfd");
+	symbolizer_add_jit(s, 7, 0x900000, 0x10, "unmapped");
+	symbolizer_add_jit(s, 7, 0x400000, 0x1000, "over_a_file");
+	symbolizer_add_jit(s, 8, 0x7000000, 0x1000, "other_pid");
+	symbolizer_add_jit(s, 7, 0x7000200, 0, "empty");
+	symbolizer_add_jit_line(s, 7, 0x7000000, 0x7000010, "script.js", 12);
+	cap_begin();
+	f = symbolize_pc(s, 7, &anon, 0x7000004, XP_FRAME_EXACT);
+	T_EQ_U64(f->kind, SYM_JIT);
+	T_EQ_STR(f->name, "old_code");
+	T_EQ_U64(f->offset, 4);
+	T_EQ_STR(f->file, "script.js");
+	T_EQ_U64(f->line, 12);
+	T_ASSERT(!f->module && !f->caller);
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000090, XP_FRAME_EXACT)->name, "newer_code");
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x70000c0, XP_FRAME_EXACT)->name, "old_code");
+	/* A return address just past a symbol is looked up at pc - 1, inside it. */
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x70000c0, 0)->name, "newer_code");
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000100, XP_FRAME_EXACT)->name, "0x7000100");
+	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000200, XP_FRAME_EXACT)->name, "0x7000200");
+	T_EQ_STR(symbolize_pc(s, 7, &memfd, 0x7100004, XP_FRAME_EXACT)->name, "in_memfd");
+	T_EQ_STR(symbolize_pc(s, 7, NULL, 0x900008, XP_FRAME_EXACT)->name, "unmapped");
+	T_EQ_STR(symbolize_pc(s, 8, &anon, 0x7000004, XP_FRAME_EXACT)->name, "other_pid");
+	T_EQ_STR(symbolize_pc(s, 9, &anon, 0x7000004, XP_FRAME_EXACT)->name, "0x7000004");
+	/* A file mapping is the file's business, whatever a perf map says. */
+	T_EQ_STR(symbolize_pc(s, 7, &file, 0x400010, XP_FRAME_EXACT)->name, "app+0x10");
+	cap_end();
+	symbolizer_free(s);
+	return T_OK;
+}
+
+static const char *fake_syscall_name(unsigned int nr)
+{
+	return nr == 35 ? "nanosleep" : NULL;
+}
+
+static int test_syscall_names(void)
+{
+	struct sym_opts opts = {.syscall_name = fake_syscall_name};
+	struct symbolizer *s = symbolizer_new(&opts);
+
+	T_EQ_STR(symbolize_pc(s, 1, NULL, 35, XP_FRAME_SYSCALL)->name, "[syscall] nanosleep");
+	T_EQ_STR(symbolize_pc(s, 1, NULL, 99999, XP_FRAME_SYSCALL)->name, "[syscall] 99999");
+	T_EQ_U64(symbolize_pc(s, 1, NULL, 35, XP_FRAME_SYSCALL)->kind, SYM_MARKER);
+	symbolizer_free(s);
+	return T_OK;
+}
+
+/* Our own [vdso]: where it is mapped (from /proc/self/maps). */
+static int find_vdso(uint64_t *start, uint64_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long s, e;
+	int ret = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &s, &e) == 2) {
+			*start = s;
+			*end = e;
+			ret = 0;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* The address of dynamic symbol @name in the ELF image at @img (linked at 0). */
+static uint64_t vdso_sym(const uint8_t *img, size_t len, const char *name)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+	unsigned int i, j;
+
+	if (eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > len)
+		return 0;
+	for (i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+		const char *str = (const char *)img + sh[sh[i].sh_link].sh_offset;
+
+		if (sh[i].sh_type != SHT_DYNSYM)
+			continue;
+		for (j = 0; j < sh[i].sh_size / sizeof(*sym); j++)
+			if (!strcmp(str + sym[j].st_name, name))
+				return sym[j].st_value;
+	}
+	return 0;
+}
+
+/*
+ * [vdso] frames named from an image the data file carries (here: our own),
+ * and [vdso]+0xOFF without one, or with one of another size.
+ */
+static int test_vdso_image(void)
+{
+	const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	static const char other[] = "\177ELF, but not of the [vdso]'s size";
+	struct sym_map vdso = {0, 0, 0, "[vdso]", NULL, 0};
+	struct symbolizer *s, *none;
+	uint64_t start = 0, end = 0, off;
+	const char *err;
+
+	if (!img || find_vdso(&start, &end) || (uint64_t)(uintptr_t)img != start)
+		return T_SKIP;
+	/* x86-64 names it __vdso_*, aarch64 and riscv64 __kernel_*. */
+	off = vdso_sym(img, end - start, "__vdso_clock_gettime");
+	if (!off)
+		off = vdso_sym(img, end - start, "__kernel_clock_gettime");
+	if (!off)
+		return T_SKIP;
+	vdso.start = 0x7ff000000000ull;
+	vdso.end = vdso.start + (end - start);
+	s = symbolizer_new(NULL);
+	none = symbolizer_new(NULL);
+	symbolizer_add_vdso(s, other, sizeof(other)); /* no mapping of its size */
+	symbolizer_add_vdso(s, img, end - start);
+	cap_begin();
+	T_ASSERT(strstr(symbolize_pc(s, 1, &vdso, vdso.start + off + 1, XP_FRAME_EXACT)->name,
+			"clock_gettime"));
+	T_EQ_STR(symbolize_pc(s, 1, &vdso, vdso.start + off + 1, XP_FRAME_EXACT)->module, "[vdso]");
+	T_ASSERT(!strncmp(symbolize_pc(none, 1, &vdso, vdso.start + off, XP_FRAME_EXACT)->name,
+			  "[vdso]+0x", 9));
+	err = cap_end();
+	T_EQ_STR(err, "");
+	symbolizer_free(none);
+	symbolizer_free(s);
+	return T_OK;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The executable mapping of this program holding @addr, from /proc/self/maps. */
+static int exec_range(uint64_t addr, uint64_t *start, uint64_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096 + 128], perms[8];
+	unsigned long s, e;
+	int ret = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3 && perms[2] == 'x' &&
+		    addr >= s && addr < e) {
+			*start = s;
+			*end = e;
+			ret = 0;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/*
+ * A million samples over 2000 stacks of 16 real addresses (8 in this
+ * program, 8 in libc, which has DWARF when libc6-dbg is installed), all
+ * through the report path: load, symbolize (symbols, inline scopes),
+ * aggregate, print.  Prints the time of a cold and a warm run.
+ */
+static int test_million_symbolized(void)
+{
+	struct report_opts opts = REPORT_OPTS_INIT;
+	char path[] = "/tmp/xprof-test-big-XXXXXX", *text, *line, *nl;
+	uint64_t self_lo, self_hi, libc_lo, libc_hi, pcs[16], i, rnd = 42, total;
+	uint8_t flags[16];
+	struct df_writer *w;
+	struct profile p;
+	double t0, t1, t2, c1, cold = 0, warm = 0, load = 0, warm_cpu = 0;
+	size_t len;
+	FILE *out;
+	int run, fd;
+
+	if (setup() || exec_range(addr_of(xp_test_leaf), &self_lo, &self_hi) ||
+	    exec_range(addr_of((void (*)(void))qsort), &libc_lo, &libc_hi))
+		return T_SKIP;
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	w = df_writer_open(path, 62, 0);
+	T_ASSERT(w);
+	df_write_process(w, 0, 4242, 1, DF_PROC_EXEC, "big", self_path);
+	T_EQ_U64(write_self_maps(w, 4242, self_id, self_id_len), 0);
+	memset(flags, 0, sizeof(flags));
+	flags[0] = XP_FRAME_EXACT;
+	for (i = 0; i < 2000; i++) {
+		unsigned int d;
+
+		for (d = 0; d < 16; d++) {
+			rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+			if (d < 8)
+				pcs[d] = libc_lo + (rnd >> 20) % (libc_hi - libc_lo);
+			else
+				pcs[d] = self_lo + (rnd >> 20) % (self_hi - self_lo);
+		}
+		df_write_stack(w, i + 1, pcs, flags, 16);
+	}
+	for (i = 0; i < 1000000; i++) {
+		df_write_sample(w, i, 4242, 4242, 1 + (i * 2654435761u) % 2000, 1);
+		if (i % 65536 == 0)
+			T_EQ_U64(df_writer_flush(w), 0);
+	}
+	T_EQ_U64(df_writer_close(w), 0);
+	opts.format = REPORT_FOLDED;
+	for (run = 0; run < 2; run++) {
+		t0 = now_s();
+		profile_init(&p);
+		T_EQ_U64(profile_load(&p, path), 0);
+		t1 = now_s();
+		c1 = cpu_s();
+		text = NULL;
+		out = open_memstream(&text, &len);
+		T_ASSERT(out);
+		cap_begin();
+		T_EQ_U64(report_profile(&opts, &p, out), 0);
+		cap_end();
+		fclose(out);
+		t2 = now_s();
+		profile_release(&p);
+		/* Every sample is in the output once: the count ends each line. */
+		for (total = 0, line = text; line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = 0;
+			if (strrchr(line, ' '))
+				total += strtoull(strrchr(line, ' ') + 1, NULL, 10);
+		}
+		free(text);
+		T_EQ_U64(total, 1000000);
+		load = t1 - t0;
+		if (run) {
+			warm = t2 - t1;
+			warm_cpu = cpu_s() - c1;
+		} else
+			cold = t2 - t1;
+	}
+	unlink(path);
+	printf("# 1M samples, 2000 stacks, 32000 real pcs: loaded in %.2f s; symbolized, "
+	       "aggregated and printed in %.2f s cold, %.2f s warm (%.2f s CPU)\n",
+	       load, cold, warm, warm_cpu);
+	/* A generous bound: catches an accidental quadratic, not a slow machine. */
+	T_ASSERT(warm < 30);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_pc_minus_one_real),
-       T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self))
+       T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self),
+       T_CASE(test_inline_chain), T_CASE(test_demangled_names), T_CASE(test_jit_symbols),
+       T_CASE(test_syscall_names), T_CASE(test_vdso_image), T_CASE(test_million_symbolized),
+       T_CASE(test_not_regular))

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JIT side-files, copied into the data file when a process exits or the
+ * recording stops, because a JIT may delete them on exit:
+ *
+ *  - the perf map, /tmp/perf-PID.map: one "START SIZE name" line per
+ *    function, START and SIZE in hexadecimal
+ *    (tools/perf/Documentation/jit-interface.txt);
+ *  - the jitdump, jit-PID.dump: a binary header, then records, of which
+ *    JIT_CODE_LOAD (name and address of new code), JIT_CODE_MOVE and
+ *    JIT_CODE_DEBUG_INFO (source lines of the next load at that address)
+ *    matter here (tools/perf/Documentation/jitdump-specification.txt).  A
+ *    JIT announces it by mmapping it, so, as perf does, it is found among
+ *    the process's mappings.
+ *
+ * Only the entries that cover a pc the recorder sampled are written
+ * (JITSYM, JITLINE), in the order the JIT wrote them, so the reader's
+ * "later wins" rule resolves overlaps as the JIT meant.
+ *
+ * The parsers are pure functions on buffers, strict about what they
+ * accept: no allocation, nothing printed (unit tests on canned data, fuzz
+ * targets).  jitmap_collect reads the files and prints one warning per
+ * file it ignores or finds damaged.
+ */
+#ifndef XPROF_SRC_JITMAP_H
+#define XPROF_SRC_JITMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct addrspace;
+struct df_writer;
+struct stacktab;
+
+#define PERFMAP_MAX_LINE    (64 * 1024) /* a longer perf-map line is skipped */
+#define JITMAP_MAX_NAME	    4096	/* longer names are cut to this many bytes */
+#define JITMAP_MAX_ENTRIES  (4u << 20)	/* entries read from one file, at most */
+#define JITDUMP_MAX_RECORD  (64u << 20) /* a larger jitdump record ends the file */
+#define JITDUMP_MAX_DEBUG   (16u << 20) /* a larger JIT_CODE_DEBUG_INFO is skipped */
+#define JITDUMP_MAGIC	    0x4A695444u /* "JiTD" as a little-endian u32 */
+#define JITDUMP_HEADER_LEN  40
+#define JITDUMP_PREFIX_LEN  16 /* id, total_size, timestamp */
+#define JITDUMP_LOAD_FIXED  56 /* prefix + pid, tid, vma, code_addr, code_size, code_index */
+#define JITDUMP_MOVE_LEN    64 /* prefix + pid, tid, vma, old, new, code_size, code_index */
+#define JITDUMP_DEBUG_FIXED 32 /* prefix + code_addr, nr_entry */
+
+/* One function: [start, start + size), size > 0, no wrap past 2^64. */
+struct jitmap_sym {
+	uint64_t start, size;
+	const char *name; /* points into the parsed buffer; not NUL-terminated */
+	size_t name_len;  /* >= 1 */
+};
+
+/*
+ * Parse one perf-map line of @len bytes, without its newline (a trailing
+ * '\r' is dropped): "START SIZE NAME" with START and SIZE in hexadecimal
+ * (1 to 16 digits, an optional 0x), separated by blanks, NAME the rest of
+ * the line (it may hold blanks; leading blanks are not part of it).  0, or
+ * -EINVAL for a malformed line, -ERANGE for a size of 0 or a range past
+ * 2^64.  @out->name points into @line.
+ */
+int perfmap_parse_line(const char *line, size_t len, struct jitmap_sym *out);
+
+enum jitdump_rec_id {
+	JITDUMP_CODE_LOAD = 0,
+	JITDUMP_CODE_MOVE = 1,
+	JITDUMP_CODE_DEBUG_INFO = 2,
+	JITDUMP_CODE_CLOSE = 3,
+	JITDUMP_CODE_UNWINDING_INFO = 4,
+};
+
+struct jitdump_header {
+	uint32_t version, total_size, elf_mach, pid;
+	uint64_t timestamp, flags;
+};
+
+/*
+ * Parse a jitdump header from the first @len bytes of a file.  0; -EINVAL
+ * when it is not a jitdump or its size field is impossible;
+ * -EPROTONOSUPPORT for a byte-swapped (foreign-endian) file or a version
+ * other than 1.
+ */
+int jitdump_parse_header(const uint8_t *buf, size_t len, struct jitdump_header *h);
+
+/* One record.  Fields are set for the record kinds named beside them. */
+struct jitdump_record {
+	uint32_t id, total_size; /* total_size counts the prefix too, >= 16 */
+	uint64_t timestamp;
+	uint32_t pid, tid;				/* LOAD, MOVE */
+	uint64_t vma, code_addr, code_size, code_index; /* LOAD, MOVE (code_addr: the new one) */
+	uint64_t old_code_addr;				/* MOVE */
+	const char *name;	/* LOAD: in the buffer, not NUL-terminated */
+	size_t name_len;	/* LOAD */
+	uint64_t nr_entries;	/* DEBUG_INFO (also code_addr) */
+	const uint8_t *entries; /* DEBUG_INFO: entries_len bytes */
+	size_t entries_len;
+};
+
+/*
+ * The id and total size of the record at @buf (@len >= 16 bytes, else
+ * -EINVAL).  0, or -EINVAL when total_size is below 16.
+ */
+int jitdump_parse_prefix(const uint8_t *buf, size_t len, uint32_t *id, uint32_t *total_size);
+
+/*
+ * Parse the record at @buf, of which @len bytes are available: all of it
+ * (up to total_size; more is ignored), except that a CODE_LOAD needs only
+ * its name, not the code that follows.  Records of other ids get only the
+ * prefix fields.  0, -EINVAL when the record is malformed (a name without
+ * its NUL, a size that contradicts the fields), -ENODATA when @len is too
+ * short for what must be parsed (for a CODE_LOAD whose name is cut short,
+ * every other field is set and checked).
+ */
+int jitdump_parse_record(const uint8_t *buf, size_t len, struct jitdump_record *r);
+
+struct jitdump_debug_entry {
+	uint64_t addr;
+	int32_t line, discrim;
+	const char *file; /* in the buffer, not NUL-terminated; NULL: same as the previous entry */
+	size_t file_len;
+};
+
+/*
+ * Parse the debug entry at *@p (entries of a DEBUG_INFO record end at
+ * @end) and advance *@p past it.  A file name of "\xff" means "the
+ * previous entry's" (file NULL).  0, or -EINVAL.
+ */
+int jitdump_next_debug_entry(const uint8_t **p, const uint8_t *end, struct jitdump_debug_entry *e);
+
+/*
+ * Copy to @w the JIT symbols (and jitdump source lines) of process @pid
+ * that cover a pc in @stacks.  Reads /tmp/perf-@pid.map and each
+ * jit-@pid.dump found among the mappings of @as (the process's last known
+ * address space: it may have exited).  A file that is not a regular file,
+ * or is owned by neither root nor the target's user (xprof's own, or the
+ * owner of /proc/@pid while it exists: ptrace needs them to be the same
+ * unless xprof is privileged), is ignored with one warning, as perf does.
+ * Malformed lines and records are skipped, with one warning per file.
+ * Returns the number of JITSYM records written, or -1 after a write error
+ * (printed by the writer).  May run while the target runs.
+ */
+int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
+		   const struct stacktab *stacks);
+
+/* The same with explicit files (tests): a perf map and @nr_dumps jitdumps, any may be NULL. */
+int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
+			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks);
+
+#endif

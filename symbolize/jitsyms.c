@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JIT range tables (see jitsyms.h): two arrays of ranges sorted by
+ * (pid, start) on first lookup after an addition, with a running maximum
+ * of the ends per pid so a lookup walks back only over ranges that can
+ * still reach the address (as profile.c does for mappings).
+ */
+#include "jitsyms.h"
+#include "err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void jitsyms_init(struct jitsyms *j)
+{
+	memset(j, 0, sizeof(*j));
+}
+
+static void ranges_release(struct jit_ranges *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->nr; i++)
+		free(rs->r[i].text);
+	free(rs->r);
+	free(rs->max_end);
+	memset(rs, 0, sizeof(*rs));
+}
+
+void jitsyms_release(struct jitsyms *j)
+{
+	ranges_release(&j->syms);
+	ranges_release(&j->lines);
+}
+
+static void ranges_add(struct jit_ranges *rs, uint64_t seq, pid_t pid, uint64_t start, uint64_t end,
+		       const char *text, unsigned int line)
+{
+	if (end <= start)
+		return;
+	xp_grow((void **)&rs->r, &rs->alloc, rs->nr + 1, sizeof(*rs->r));
+	rs->r[rs->nr++] = (struct jit_range){pid, start, end, seq, xp_strdup(text), line};
+	rs->dirty = true;
+}
+
+void jitsyms_add(struct jitsyms *j, pid_t pid, uint64_t start, uint64_t size, const char *name)
+{
+	uint64_t end = start + size < start ? UINT64_MAX : start + size;
+
+	ranges_add(&j->syms, j->seq++, pid, start, end, name ? name : "", 0);
+}
+
+void jitsyms_add_line(struct jitsyms *j, pid_t pid, uint64_t start, uint64_t end, const char *file,
+		      unsigned int line)
+{
+	ranges_add(&j->lines, j->seq++, pid, start, end, file ? file : "", line);
+}
+
+bool jitsyms_has_pid(const struct jitsyms *j, pid_t pid)
+{
+	size_t i;
+
+	/* Sorted or not, a linear scan is fine: callers cache per pid. */
+	for (i = 0; i < j->syms.nr; i++)
+		if (j->syms.r[i].pid == pid)
+			return true;
+	return false;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct jit_range *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void ranges_sort(struct jit_ranges *rs)
+{
+	size_t i;
+
+	qsort(rs->r, rs->nr, sizeof(*rs->r), cmp_range);
+	free(rs->max_end);
+	rs->max_end = xp_malloc((rs->nr ? rs->nr : 1) * sizeof(*rs->max_end));
+	for (i = 0; i < rs->nr; i++) {
+		uint64_t end = rs->r[i].end;
+
+		if (i && rs->r[i - 1].pid == rs->r[i].pid && rs->max_end[i - 1] > end)
+			end = rs->max_end[i - 1];
+		rs->max_end[i] = end;
+	}
+	rs->dirty = false;
+}
+
+static const struct jit_range *ranges_find(struct jit_ranges *rs, pid_t pid, uint64_t addr)
+{
+	const struct jit_range *best = NULL;
+	size_t lo = 0, hi, i;
+
+	if (rs->dirty)
+		ranges_sort(rs);
+	/* Ranges at or before (pid, addr): the last is r[lo - 1]. */
+	hi = rs->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct jit_range *m = &rs->r[mid];
+
+		if (m->pid < pid || (m->pid == pid && m->start <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i-- > 0 && rs->r[i].pid == pid && rs->max_end[i] > addr;) {
+		const struct jit_range *r = &rs->r[i];
+
+		if (r->end > addr && (!best || r->seq > best->seq))
+			best = r;
+	}
+	return best;
+}
+
+const struct jit_range *jitsyms_find(struct jitsyms *j, pid_t pid, uint64_t addr)
+{
+	return ranges_find(&j->syms, pid, addr);
+}
+
+const struct jit_range *jitsyms_find_line(struct jitsyms *j, pid_t pid, uint64_t addr)
+{
+	return ranges_find(&j->lines, pid, addr);
+}
