@@ -308,16 +308,21 @@ static void print_frames(struct dump_thread *d, const struct xp_arch *arch, stru
 			idlen = module_build_id(xm->mod, &id);
 		if (xm)
 			sm = (struct sym_map){xm->start, xm->end, xm->offset, xm->path, id, idlen};
-		f = symbolize_pc(sym, xm ? &sm : NULL, pcs[i], flags[i]);
-		fputs("    ", stdout);
-		out_put_name(stdout, f->name);
-		if (f->file && f->line)
-			printf(" (%s:%u)", f->file, f->line);
-		else if (f->file)
-			printf(" (%s)", f->file);
-		else if (f->module && f->kind == SYM_FUNC)
-			printf(" (%s)", f->module);
-		putchar('\n');
+		/* An address in inlined code: the inlined functions first, then their host. */
+		for (f = symbolize_pc(sym, pid, xm ? &sm : NULL, pcs[i], flags[i]); f;
+		     f = f->caller) {
+			fputs("    ", stdout);
+			out_put_name(stdout, f->name);
+			if (f->file && f->line)
+				printf(" (%s:%u)", f->file, f->line);
+			else if (f->file)
+				printf(" (%s)", f->file);
+			else if (f->module && f->kind == SYM_FUNC)
+				printf(" (%s)", f->module);
+			if (f->caller)
+				fputs(" [inlined]", stdout);
+			putchar('\n');
+		}
 	}
 	if (!n)
 		puts("    (no frames)");

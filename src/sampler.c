@@ -345,6 +345,16 @@ static bool maps_due(struct sampler *s, const struct xp_process *p)
 	       rel_ns(s) - p->maps_loaded_at >= (p->maps_backoff ? p->maps_backoff : 1000000ull);
 }
 
+static bool maps_stale(struct sampler *s, struct xp_process *p, uint64_t pc)
+{
+	uint64_t now = rel_ns(s);
+
+	if (now - p->stale_checked_at < 20000000ull)
+		return false;
+	p->stale_checked_at = now;
+	return addrspace_is_stale(&p->as, pc);
+}
+
 static void maps_backoff(struct xp_process *p, bool helped)
 {
 	if (helped || !p->maps_backoff)
@@ -364,8 +374,13 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	bool is_new;
 
 	pc = xp_regs_get(&r->regs, s->arch->dwarf_pc);
-	/* A pc outside every known executable mapping: something was mapped since. */
-	if (!addrspace_is_exec(&p->as, pc) && maps_due(s, p)) {
+	/*
+	 * A pc outside every known executable mapping: something was mapped
+	 * since.  Inside one that now maps another file: a library was
+	 * dlclose'd and another dlopen'ed at its address.  That check costs a
+	 * readlink, so it is made at most every 20 ms per process.
+	 */
+	if (maps_due(s, p) && (!addrspace_is_exec(&p->as, pc) || maps_stale(s, p, pc))) {
 		load_maps(s, p, r->t);
 		maps_backoff(p, addrspace_is_exec(&p->as, pc));
 	}

@@ -63,6 +63,7 @@ struct xp_process {
 	unsigned nr_threads;
 	uint64_t maps_loaded_at; /* when /proc/PID/maps was last read (ns since start) */
 	uint64_t maps_backoff;	 /* wait at least this long before reading it again (ns) */
+	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
 	char comm[17];
 	struct addrspace as;
 };
