@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -367,6 +368,7 @@ static void fill_out_opts(const struct report_opts *opts, const struct profile *
 
 /* A report between aggregation and writing. */
 struct report_run {
+	char *symfs; /* --symfs made absolute, or NULL */
 	const struct out_ops *ops;
 	struct resolver r;
 	struct out_opts oo;
@@ -389,8 +391,18 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	    .nr_comms = opts->nr_comms,
 	};
 
+	run->symfs = NULL;
+	agg_init(&run->a);
 	run->ops = format_ops(opts->format);
-	run->r = (struct resolver){p, new_symbolizer(opts, p), opts->symfs};
+	run->r = (struct resolver){p, new_symbolizer(opts, p), NULL};
+	/* Absolute, so that the joined paths name files (the symbolizer reads only those). */
+	if (opts->symfs) {
+		run->symfs = realpath(opts->symfs, NULL);
+		if (!run->symfs)
+			return xp_error("cannot use --symfs '%s': %s", opts->symfs,
+					strerror(errno));
+		run->r.symfs = run->symfs;
+	}
 	if (run->ops->flags & OUT_THREADS)
 		ao.flags |= AGG_THREADS;
 	if (run->ops->flags & OUT_LOCATIONS)
@@ -398,7 +410,6 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	if (opts->per_thread)
 		ao.flags |= AGG_THREAD_FRAME;
 	fill_out_opts(opts, p, &run->oo);
-	agg_init(&run->a);
 	agg_build_opts(&run->a, p, &ao, resolve_frame, &run->r);
 	if (!run->a.total_count && run->a.filtered_count) {
 		xp_error("no samples in '%s' pass the filters (%llu left out)", p->name,
@@ -419,6 +430,7 @@ static int report_write(struct report_run *run, FILE *out)
 
 static void report_done(struct report_run *run)
 {
+	free(run->symfs);
 	agg_release(&run->a);
 	symbolizer_free(run->r.sym);
 }
