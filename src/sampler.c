@@ -502,13 +502,18 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 		return true;
 	}
 	/*
-	 * Due once it has used most of a period of CPU since its last sample,
-	 * as a per-thread CPU clock would fire: a thread that shares a CPU is
-	 * not stopped at every tick (four threads on two CPUs were sampled at
-	 * twice the rate per CPU-second).  Three quarters: the shortest gap
-	 * between two jittered ticks, so a busy thread is due at every one.
+	 * Due when it has run a good part of a period since its last sample.
+	 * The counter (sum_exec_runtime) moves only at scheduler events, our
+	 * own stops and the kernel tick, so it lags a running thread: at a
+	 * quarter period a thread that runs is due at every tick, while one
+	 * that only ran a little before being preempted is not stopped at
+	 * every tick (four threads on two CPUs were sampled at twice the rate
+	 * per CPU-second).  Any progress counts once two periods have passed
+	 * without a sample, so a stale counter cannot starve a busy thread.
 	 */
-	if (th->cpu_ns < th->cpu_ns_sampled + s->period - s->period / 4)
+	if (th->cpu_ns <= th->cpu_ns_sampled)
+		return false;
+	if (th->cpu_ns - th->cpu_ns_sampled < s->period / 4 && now - th->wall_sampled < 2 * s->period)
 		return false;
 	*weight = th->cpu_ns - th->cpu_ns_sampled;
 	return true;
