@@ -14,6 +14,8 @@
 #include <string.h>
 
 #define MAX_OPTS 64
+/* getopt_long's val for --help: above those of the table's long options (256 + index). */
+#define HELP_VAL (256 + MAX_OPTS)
 
 static size_t count_opts(const struct xp_option *opts)
 {
@@ -260,7 +262,7 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 	}
 	sopts[ns++] = 'h';
 	sopts[ns] = 0;
-	lopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
+	lopts[nl++] = (struct option){"help", no_argument, NULL, HELP_VAL};
 	lopts[nl] = (struct option){NULL, 0, NULL, 0};
 
 	optind = 0; /* GNU: full re-initialisation, so tests may parse repeatedly */
@@ -268,11 +270,20 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 	while ((c = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		const struct xp_option *o = NULL;
 
-		if (c == 'h') {
+		if (c == 'h' || c == HELP_VAL) {
 			xp_print_help(stdout, opts, help, true);
 			return XP_PARSE_HELP;
 		}
 		if (c == '?') {
+			/*
+			 * "--no-follow=1": getopt_long sets optopt to the long
+			 * option's val, >= 256 for every one of ours, which is no
+			 * character to print.
+			 */
+			if (optopt >= 256)
+				return -xp_usage_error(help, "option '--%s' takes no value",
+						       optopt == HELP_VAL ? "help"
+									  : opts[optopt - 256].long_name);
 			if (optopt)
 				return -xp_usage_error(help, "unknown option '-%c'", optopt);
 			return -xp_usage_error(help, "unknown option '%s'", argv[optind - 1]);
