@@ -43,16 +43,31 @@ int xp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/*
+ * A plain decimal number, digits with an optional fraction ("2", "2.5",
+ * ".5", "2."), then whatever follows in *@rest.  strtod alone would also
+ * take "0x10", "0x1p3" and "1e3", which no one means as a duration.
+ */
 static int parse_decimal(const char *s, const char **rest, double *out)
 {
+	static const char digits[] = "0123456789";
+	size_t whole, frac = 0, len;
 	char *end;
 	double v;
 
-	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
+	if (!s)
+		return -EINVAL;
+	whole = strspn(s, digits);
+	len = whole;
+	if (s[len] == '.') {
+		frac = strspn(s + len + 1, digits);
+		len += 1 + frac;
+	}
+	if (!whole && !frac)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
+	if (end != s + len || errno || !isfinite(v) || v < 0)
 		return -EINVAL;
 	*rest = end;
 	*out = v;
