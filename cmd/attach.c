@@ -76,7 +76,8 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	if (!opts->pids)
 		return xp_usage_error(&attach_help, "no process given: use -p <pid>");
 	opts->npids = 0;
-	for (p = opts->pids; *p;) {
+	/* Every comma separates two pids: "1,,2" and "1," are refused too. */
+	for (p = opts->pids;; p++) {
 		char num[24];
 		size_t len = strcspn(p, ",");
 		uint64_t v;
@@ -91,8 +92,8 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 					      "(expected a process id)", num);
 		opts->pid[opts->npids++] = (pid_t)v;
 		p += len;
-		if (*p == ',')
-			p++;
+		if (!*p)
+			break;
 	}
 	return 0;
 }
