@@ -10,6 +10,11 @@
 set -euo pipefail
 
 packages=(cmake gcc pkg-config libdw-dev libelf-dev libunwind-dev libcapstone-dev)
+# --fuzz: also what scripts/fuzz.sh needs (clang and its libFuzzer runtime;
+# the -14 is Debian 12's clang).
+if [[ ${1:-} == --fuzz ]]; then
+	packages+=(clang libclang-rt-14-dev)
+fi
 
 if ! command -v dpkg >/dev/null 2>&1; then
 	echo "deps.sh: no dpkg here; make sure these (Debian names) are installed: ${packages[*]}" >&2
