@@ -254,7 +254,9 @@ void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, v
 		a->total_count += g->count;
 		a->total_weight += g->weight;
 	}
-	qsort_r(a->stacks, a->nr_stacks, sizeof(*a->stacks), cmp_stack, a->names);
+	/* Never qsort(NULL, 0): glibc declares the array nonnull (UBSan aborts on it). */
+	if (a->nr_stacks > 1)
+		qsort_r(a->stacks, a->nr_stacks, sizeof(*a->stacks), cmp_stack, a->names);
 	free(frames);
 	free(gs.g);
 	free(gs.t.slots);
