@@ -87,7 +87,8 @@ static int run_dir(const char *dir)
 		names[nr++] = strdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, nr, sizeof(*names), cmp_names);
+	if (nr > 1)
+		qsort(names, nr, sizeof(*names), cmp_names);
 	for (i = 0; i < nr; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (!stat(path, &st) && S_ISREG(st.st_mode) && run_file(path))
