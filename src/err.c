@@ -15,9 +15,18 @@ int xp_quiet;
 
 static void XP_FMT(2, 0) vreport(const char *prefix, const char *fmt, va_list ap)
 {
-	char buf[4096];
+	char buf[4096], *p;
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/*
+	 * Subjects come from outside: paths and names read from a data file
+	 * or /proc (a target chooses its own comm).  A newline would split
+	 * the one-line message, an escape sequence would drive the terminal:
+	 * no message has either on purpose, so print them as '?'.
+	 */
+	for (p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	/* One write per line keeps lines whole when interleaved with the target. */
 	fprintf(stderr, "%s%s\n", prefix, buf);
 }
