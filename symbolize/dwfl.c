@@ -236,10 +236,11 @@ static void module_open(struct symbolizer *s, struct sym_module *m)
 	/* "[vdso]", "[heap]", anonymous memory: nothing on disk to read. */
 	if (m->path[0] != '/')
 		return;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	/* The path comes from the data file: a FIFO or a device must not hang or trigger anything. */
+	fd = xp_open_regular(m->path);
 	if (fd < 0) {
 		xp_warn("cannot open '%s': %s; its frames are shown as %s+offset", m->path,
-			strerror(errno), m->base);
+			errno == EINVAL ? "not a regular file" : strerror(errno), m->base);
 		return;
 	}
 	m->dwfl = dwfl_begin(&s->cb);
