@@ -82,7 +82,10 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 		size_t len = strcspn(p, ",");
 		uint64_t v;
 
-		if (len == 0 || len >= sizeof(num) || opts->npids >= XP_MAX_PIDS)
+		if (opts->npids >= XP_MAX_PIDS)
+			return xp_usage_error(&attach_help, "too many process ids for -p, --pid "
+					      "(at most %d)", XP_MAX_PIDS);
+		if (len == 0 || len >= sizeof(num))
 			return xp_usage_error(&attach_help, "invalid value '%s' for -p, --pid "
 					      "(expected a list of process ids)", opts->pids);
 		memcpy(num, p, len);
@@ -110,8 +113,10 @@ static int check_target(pid_t pid)
 		return xp_error("cannot attach to pid %d: it is xprof itself", (int)pid);
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
-	if (!f)
-		return common_explain_trace_error(ESRCH, pid, "attach to the process");
+	if (!f) {
+		snprintf(path, sizeof(path), "attach to pid %d", (int)pid);
+		return common_explain_trace_error(ESRCH, pid, path);
+	}
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
 	fclose(f);
