@@ -212,7 +212,13 @@ int cmd_attach(int argc, char **argv)
 		xp_info("sampling stopped by %s", strsignal(st.end_signal));
 	else if (st.end == SAMPLER_END_ALL_EXITED)
 		xp_info("every target process has exited");
-	common_print_summary(&so, &st, &t, opts.rec.output, bytes);
+	if (st.end == SAMPLER_END_WRITE_ERROR)
+		/* The error itself was printed when the write failed; no summary claiming a file. */
+		xp_hint("sampling stopped at the error, after %.1f s, and the processes were left "
+			"running; '%s' keeps what was written before it",
+			(double)st.duration_ns / 1e9, opts.rec.output);
+	else
+		common_print_summary(&so, &st, &t, opts.rec.output, bytes);
 	tracer_release(&t);
 	if (ret)
 		return 1;
