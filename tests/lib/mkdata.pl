@@ -8,7 +8,8 @@
 # does with hostile contents that the writer itself would never produce
 # or that only another machine could: a mapping path that is a FIFO, a
 # device, a directory, /proc/self/mem, 10 MB long, or full of control
-# characters; a process name with a newline.  Process 100 (NAME, default
+# characters; a process name with a newline.  A PATH written "=LONG:N"
+# is a path N bytes long (argv cannot carry 10 MB).  Process 100 (NAME, default
 # "hostile") has one executable mapping per PATH, 64 KiB each from
 # 0x400000 on; one stack has one frame in each mapping (innermost is the
 # first PATH's); three samples use it.  Every path is used by the report,
@@ -24,7 +25,8 @@ if (@ARGV >= 2 && $ARGV[0] eq '--comm') {
 	shift @ARGV;
 	$comm = shift @ARGV;
 }
-my @paths = @ARGV;
+# "=LONG:N" stands for a path of N bytes ("/aaa..."), too long for argv.
+my @paths = map { /^=LONG:([0-9]+)$/ ? '/' . ('a' x ($1 - 1)) : $_ } @ARGV;
 die "mkdata.pl: no PATH given\n" unless @paths;
 
 sub str { my ($s) = @_; return pack('V', length($s)) . $s; }
