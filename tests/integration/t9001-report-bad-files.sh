@@ -212,7 +212,7 @@ if ((EUID != 0)); then
 	chmod 555 ro
 	ro_how="chmod 555"
 elif mount -t tmpfs -o ro,size=16k tmpfs ro 2>/dev/null; then
-	trap 'rc=$?; umount -l "$XP_TMP/ro" 2>/dev/null; (exit $rc); _xp_exit' EXIT
+	trap 'rc=$?; set +e; umount -l "$XP_TMP/ro" 2>/dev/null; (exit $rc); _xp_exit' EXIT
 	ro_how="a read-only tmpfs"
 else
 	ro_how=""
