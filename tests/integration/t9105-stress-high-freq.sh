@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # Stress: the highest rate, 9999 Hz, on 4 CPU-bound threads (2 CPUs), for
-# about 5 s of wall time, or 30 s with XP_STRESS_LONG=1 (then 'threads 4
-# 15': 60 s of CPU work on 2 CPUs).  Nothing crashes or hangs; the target's
+# about 5 s of wall time ('threads 4 1.5': 6 s of CPU work on 2 CPUs, 3 s
+# unprofiled, about 5 s at this rate on the build machine), or about 30 s
+# with XP_STRESS_LONG=1 ('threads 4 9').  Nothing crashes or hangs; the target's
 # output and status are those of an unprofiled run; the profile is
 # usable: at least 500 samples per second of the run, at most 5% of the
 # interrupts failed, and nearly every sample is in thread_work.  The rate
@@ -15,10 +16,10 @@ skip_unless_ptrace
 
 T=$XP_TARGETS
 if [[ ${XP_STRESS_LONG:-} == 1 ]]; then
-	secs=15
+	secs=9
 	XP_CMD_TIMEOUT=300
 else
-	secs=2.5
+	secs=1.5
 fi
 "$T/threads" 4 0.1 >plain.out
 say "# without xprof: $(cat plain.out); each thread computes ${secs} s here"
