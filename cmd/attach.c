@@ -83,8 +83,10 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 		uint64_t v;
 
 		if (opts->npids >= XP_MAX_PIDS)
-			return xp_usage_error(&attach_help, "too many process ids for -p, --pid "
-					      "(at most %d)", XP_MAX_PIDS);
+			return xp_usage_error(&attach_help,
+					      "too many process ids for -p, --pid "
+					      "(at most %d)",
+					      XP_MAX_PIDS);
 		if (len == 0 || len >= sizeof(num))
 			return xp_usage_error(&attach_help, "invalid value '%s' for -p, --pid "
 					      "(expected a list of process ids)", opts->pids);
@@ -212,13 +214,14 @@ int cmd_attach(int argc, char **argv)
 		xp_info("sampling stopped by %s", strsignal(st.end_signal));
 	else if (st.end == SAMPLER_END_ALL_EXITED)
 		xp_info("every target process has exited");
-	if (st.end == SAMPLER_END_WRITE_ERROR)
-		/* The error itself was printed when the write failed; no summary claiming a file. */
+	if (st.end == SAMPLER_END_WRITE_ERROR) {
+		/* The error was printed when the write failed: no summary claiming a file. */
 		xp_hint("sampling stopped at the error, after %.1f s, and the processes were left "
 			"running; '%s' keeps what was written before it",
 			(double)st.duration_ns / 1e9, opts.rec.output);
-	else
+	} else {
 		common_print_summary(&so, &st, &t, opts.rec.output, bytes);
+	}
 	tracer_release(&t);
 	if (ret)
 		return 1;

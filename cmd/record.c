@@ -192,8 +192,8 @@ int cmd_record(int argc, char **argv)
 	 * children; ours sees only 139, so say it here.
 	 */
 	if (WIFSIGNALED(t.root_status))
-		xp_info("'%s' was killed by signal %d (%s)%s", opts.argv[0], WTERMSIG(t.root_status),
-			strsignal(WTERMSIG(t.root_status)),
+		xp_info("'%s' was killed by signal %d (%s)%s", opts.argv[0],
+			WTERMSIG(t.root_status), strsignal(WTERMSIG(t.root_status)),
 			WCOREDUMP(t.root_status) ? ", core dumped" : "");
 	bytes = df_writer_bytes(w);
 	if (df_writer_close(w))

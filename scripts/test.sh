@@ -26,7 +26,7 @@ build=build
 cmake_args=(-DXPROF_WERROR=ON)
 if [[ ${1:-} == --sanitize ]]; then
 	shift
-	build=build-san
+	build="build-san"
 	cmake_args+=(-DXPROF_SANITIZE=ON)
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:disable_coredump=0:strict_string_checks=1:detect_stack_use_after_return=1}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}

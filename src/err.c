@@ -173,8 +173,8 @@ int xp_open_regular(const char *path)
 	if (fd < 0 && errno == ENOENT) {
 		/* No /proc: open the path again, harmlessly, and check it is the same file. */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (fd >= 0 && (fstat(fd, &st2) || st2.st_dev != st.st_dev ||
-				st2.st_ino != st.st_ino)) {
+		if (fd >= 0 &&
+		    (fstat(fd, &st2) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
 			close(fd);
 			fd = -1;
 			errno = EINVAL;

@@ -296,9 +296,9 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 			 * character to print.
 			 */
 			if (optopt >= 256)
-				return -xp_usage_error(help, "option '--%s' takes no value",
-						       optopt == HELP_VAL ? "help"
-									  : opts[optopt - 256].long_name);
+				return -xp_usage_error(
+				    help, "option '--%s' takes no value",
+				    optopt == HELP_VAL ? "help" : opts[optopt - 256].long_name);
 			if (optopt)
 				return -xp_usage_error(help, "unknown option '-%c'", optopt);
 			return -xp_usage_error(help, "unknown option '%s'", argv[optind - 1]);

@@ -236,7 +236,7 @@ static void module_open(struct symbolizer *s, struct sym_module *m)
 	/* "[vdso]", "[heap]", anonymous memory: nothing on disk to read. */
 	if (m->path[0] != '/')
 		return;
-	/* The path comes from the data file: a FIFO or a device must not hang or trigger anything. */
+	/* A path from the data file: a FIFO or a device must not hang or trigger anything. */
 	fd = xp_open_regular(m->path);
 	if (fd < 0) {
 		xp_warn("cannot open '%s': %s; its frames are shown as %s+offset", m->path,

@@ -102,8 +102,8 @@ static void check_values(const char *s, size_t size)
 	if (r != 0 && r != -EINVAL && r != -ERANGE)
 		abort();
 	if (r == 0 && (v < NS_MIN || v > NS_MAX ||
-		       !plain_number_then(s, (const char *const[]){"", "s", "ms", "us", "m", "min",
-								   "h", NULL})))
+		       !plain_number_then(
+			   s, (const char *const[]){"", "s", "ms", "us", "m", "min", "h", NULL})))
 		abort();
 
 	r = xp_parse_percent(s, &d);
@@ -121,9 +121,8 @@ static int parse_result_ok(int r)
 
 static void check_record(int argc, char **argv)
 {
-	struct record_opts o = {.freq_hz = XP_DEFAULT_FREQ,
-				.output = "xprof.data",
-				.max_depth = XP_DEFAULT_MAX_DEPTH};
+	struct record_opts o = {
+	    .freq_hz = XP_DEFAULT_FREQ, .output = "xprof.data", .max_depth = XP_DEFAULT_MAX_DEPTH};
 	int r = record_parse_args(argc, argv, &o), i;
 
 	if (!parse_result_ok(r))

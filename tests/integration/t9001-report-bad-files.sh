@@ -198,6 +198,7 @@ for o in outdir nodir/x.folded /dev/full; do
 	assert_error_line "-o $o" "$XP_ERR"
 	assert_file_matches "-o $o: names it" "$XP_ERR" "^xprof: error: cannot (create|write) '$o'"
 done
+# shellcheck disable=SC2016 # $0 is expanded by that shell
 check_exit 1 sh -c 'exec "$0" report -i quiet.data --folded >/dev/full' "$XPROF"
 assert_error_line "stdout on /dev/full" "$XP_ERR"
 assert_file_matches "stdout on /dev/full: says so" "$XP_ERR" \

@@ -55,7 +55,7 @@ refused 2 "record --no-follow=1" record --no-follow=1 -o r.data -- "${ran[@]}"
 assert_file_matches "--no-follow=1: names the option" "$XP_ERR" "option '--no-follow' takes no value"
 
 say "## attach: bad values (usage, exit 2)"
-for v in 0 -1 +1 abc 1, ,1 1,,2 "1 2" 0x10 1073741824 99999999999999999999; do
+for v in 0 -1 +1 abc "1," ,1 1,,2 "1 2" 0x10 1073741824 99999999999999999999; do
 	bad_value -p "$v" attach -p "$v" -o a.data
 done
 refused 2 "attach without -p" attach -o a.data
@@ -99,6 +99,7 @@ else
 	say "# no kernel thread visible in /proc here (a pid namespace): skipping that case"
 fi
 # xprof itself: the shell's pid becomes xprof's through exec.
+# shellcheck disable=SC2016 # $0 and $$ are expanded by that shell
 check_exit 1 sh -c 'exec "$0" attach -p $$ -o a.data' "$XPROF"
 assert_error_line "attach to itself" "$XP_ERR"
 assert_file_matches "itself: says so" "$XP_ERR" "it is xprof itself"

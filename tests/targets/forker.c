@@ -143,8 +143,8 @@ static int run_storm(int argc, char **argv)
 			char desc[32];
 
 			describe(desc, sizeof(desc), status);
-			fprintf(stderr, "forker: child %d ended with %s, expected exit %d\n", i, desc,
-				i % 100 + 1);
+			fprintf(stderr, "forker: child %d ended with %s, expected exit %d\n", i,
+				desc, i % 100 + 1);
 			bad_status++;
 		}
 	}

@@ -45,15 +45,15 @@ static int test_duration(void)
 		const char *s;
 		uint64_t ns;
 	} good[] = {
-		{"2", 2000000000ull},	  {"2.5", 2500000000ull}, {".5", 500000000ull},
-		{"2.", 2000000000ull},	  {"500ms", 500000000ull}, {"1ms", 1000000ull},
-		{"1000us", 1000000ull},	  {"30s", 30000000000ull}, {"2m", 120000000000ull},
-		{"2min", 120000000000ull}, {"1h", 3600000000000ull}, {"168h", 604800000000000ull},
+	    {"2", 2000000000ull},      {"2.5", 2500000000ull},	 {".5", 500000000ull},
+	    {"2.", 2000000000ull},     {"500ms", 500000000ull},	 {"1ms", 1000000ull},
+	    {"1000us", 1000000ull},    {"30s", 30000000000ull},	 {"2m", 120000000000ull},
+	    {"2min", 120000000000ull}, {"1h", 3600000000000ull}, {"168h", 604800000000000ull},
 	};
 	/* Hex floats, exponents, signs, spaces, inf/nan: strtod would take them all. */
 	static const char *const bad[] = {
-		"", ".", "s", "ms", "-1s", "+1s", " 1s", "1s ", "1 s", "1e3", "1e3ms", "0x10",
-		"0x.8", "0x1p3", "inf", "nan", "1d", "1S", "1sec", "1.2.3", "1..", "..5",
+	    "",	    ".",    "s",     "ms",  "-1s", "+1s", " 1s", "1s ",	 "1 s",	  "1e3", "1e3ms",
+	    "0x10", "0x.8", "0x1p3", "inf", "nan", "1d",  "1S",	 "1sec", "1.2.3", "1..", "..5",
 	};
 	uint64_t v;
 	size_t i;
@@ -165,8 +165,10 @@ static int attach(const char *pids, struct attach_opts *o)
 
 static int test_pid_lists(void)
 {
-	static const char *const bad[] = {"0", "-1", "+1", "1,", ",1", "1,,2", "abc", "1 2",
-					  "1073741824", "99999999999999999999", "0x10"};
+	static const char *const bad[] = {
+	    "0",    "-1",  "+1",  "1,",		",1",
+	    "1,,2", "abc", "1 2", "1073741824", "99999999999999999999",
+	    "0x10"};
 	struct attach_opts o;
 	size_t i;
 
