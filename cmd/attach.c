@@ -64,16 +64,20 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	if (!opts->pids)
 		return xp_usage_error(&attach_help, "no process given: use -p <pid>");
 	opts->npids = 0;
-	for (p = opts->pids; *p;) {
+	/* Every comma separates two pids: "1,,2" and "1," are refused too. */
+	for (p = opts->pids;; p++) {
 		char num[24];
 		size_t len = strcspn(p, ",");
 		uint64_t v;
 
-		if (len == 0 || len >= sizeof(num) || opts->npids >= XP_MAX_PIDS)
+		if (opts->npids >= XP_MAX_PIDS)
 			return xp_usage_error(&attach_help,
-					      "invalid value '%s' for -p, --pid "
-					      "(expected a list of process ids)",
-					      opts->pids);
+					      "too many process ids for -p, --pid "
+					      "(at most %d)",
+					      XP_MAX_PIDS);
+		if (len == 0 || len >= sizeof(num))
+			return xp_usage_error(&attach_help, "invalid value '%s' for -p, --pid "
+					      "(expected a list of process ids)", opts->pids);
 		memcpy(num, p, len);
 		num[len] = 0;
 		if (xp_parse_u64(num, 1, 0x3fffffff, &v))
@@ -83,12 +87,8 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 					      num);
 		opts->pid[opts->npids++] = (pid_t)v;
 		p += len;
-		/* "1,2," has an empty last element, as "1,,2" has one inside. */
-		if (*p == ',' && !*++p)
-			return xp_usage_error(&attach_help,
-					      "invalid value '%s' for -p, --pid "
-					      "(expected a list of process ids)",
-					      opts->pids);
+		if (!*p)
+			break;
 	}
 	return 0;
 }
@@ -148,7 +148,14 @@ int cmd_attach(int argc, char **argv)
 		xp_info("sampling stopped by %s", strsignal(st.end_signal));
 	else if (st.end == SAMPLER_END_ALL_EXITED)
 		xp_info("every target process has exited");
-	common_print_summary(&so, &st, &t, opts.rec.output, bytes);
+	if (st.end == SAMPLER_END_WRITE_ERROR) {
+		/* The error was printed when the write failed: no summary claiming a file. */
+		xp_hint("sampling stopped at the error, after %.1f s, and the processes were left "
+			"running; '%s' keeps what was written before it",
+			(double)st.duration_ns / 1e9, opts.rec.output);
+	} else {
+		common_print_summary(&so, &st, &t, opts.rec.output, bytes);
+	}
 	tracer_release(&t);
 	if (ret)
 		return 1;

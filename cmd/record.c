@@ -3,6 +3,13 @@
  * xprof record: run a command under ptrace, sample it until it exits (or
  * for --duration), write the data file, and exit with the command's own
  * status, as perf record and time(1) do.
+ *
+ * Once the command runs, its status is what record exits with, whatever
+ * happens to the profile: a write error (a full disk) stops sampling with
+ * one error line and a hint, detaches, lets the command finish unprofiled
+ * and keeps what was written (the reader takes the cut file with a
+ * warning).  Scripts see the command's status, which nothing else can give
+ * them; 1 is only for failures before the command starts.
  */
 #include "cmd.h"
 #include "common.h"
@@ -147,14 +154,28 @@ int cmd_record(int argc, char **argv)
 	}
 	if (st.end == SAMPLER_END_SIGNAL && !xp_quiet)
 		xp_info("sampling stopped by %s", strsignal(st.end_signal));
+	/*
+	 * A shell says "Segmentation fault (core dumped)" about its own
+	 * children; ours sees only 139, so say it here.
+	 */
+	if (WIFSIGNALED(t.root_status))
+		xp_info("'%s' was killed by signal %d (%s)%s", opts.argv[0],
+			WTERMSIG(t.root_status), strsignal(WTERMSIG(t.root_status)),
+			WCOREDUMP(t.root_status) ? ", core dumped" : "");
 	bytes = df_writer_bytes(w);
 	if (df_writer_close(w))
 		ret = -1;
 	if (!st.samples && !ret)
 		xp_warn("no samples were collected (the command ran for %.3f s)",
 			(double)st.duration_ns / 1e9);
-	if (ret == 0 || st.samples)
+	if (st.end == SAMPLER_END_WRITE_ERROR) {
+		/* The error itself was printed when the write failed. */
+		xp_hint("sampling stopped at the error, after %.1f s, and the command was left to "
+			"finish; '%s' keeps what was written before it",
+			(double)st.duration_ns / 1e9, opts.output);
+	} else if (ret == 0 || st.samples) {
 		common_print_summary(&so, &st, &t, opts.output, bytes);
+	}
 	tracer_release(&t);
 	return code;
 }

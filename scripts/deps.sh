@@ -9,16 +9,20 @@
 # names anything still missing).
 set -euo pipefail
 
-# Usage: deps.sh [--test]
+# Usage: deps.sh [--test | --fuzz]
 #   (none)  what building xprof needs
+#   --fuzz  also clang and its libFuzzer runtime (scripts/fuzz.sh; the -14 is
+#           Debian 12's clang)
 #   --test  also what the test suite drives: chromium (flame graph), golang-go
 #           (go tool pprof), python3 (JSON checks), bsdutils (script: a
-#           terminal), groff-base and man-db (man pages), clang and its
-#           runtime (fuzzing), fonts for readable screenshots
+#           terminal), groff-base and man-db (man pages), fonts for readable
+#           screenshots, and what --fuzz installs
 packages=(cmake gcc make pkg-config libdw-dev libelf-dev libunwind-dev libcapstone-dev zlib1g-dev)
+if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
+	packages+=(clang libclang-rt-14-dev)
+fi
 if [[ ${1:-} == --test ]]; then
-	packages+=(chromium fonts-dejavu-core golang-go python3 bsdutils groff-base man-db
-		clang libclang-rt-14-dev)
+	packages+=(chromium fonts-dejavu-core golang-go python3 bsdutils groff-base man-db)
 fi
 
 if ! command -v dpkg >/dev/null 2>&1; then

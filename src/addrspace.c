@@ -200,7 +200,8 @@ int addrspace_load_text(struct addrspace *as, const char *text)
 		p = nl ? nl + 1 : NULL;
 	}
 	/* The kernel sorts; other text may not.  Drop overlaps, keeping the first. */
-	qsort(maps, nr, sizeof(*maps), map_cmp);
+	if (nr > 1) /* never qsort(NULL, 0): the array is declared nonnull */
+		qsort(maps, nr, sizeof(*maps), map_cmp);
 	for (i = 0, keep = 0; i < nr; i++) {
 		if (keep && maps[i].start < maps[keep - 1].end) {
 			free(maps[i].path);

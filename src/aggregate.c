@@ -423,7 +423,8 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 		a->total_count += g->count;
 		a->total_weight += g->weight;
 	}
-	if (a->nr_stacks) /* a->stacks may be NULL: none kept */
+	/* Never qsort(NULL, 0): glibc declares the array nonnull (UBSan aborts on it). */
+	if (a->nr_stacks > 1)
 		qsort_r(a->stacks, a->nr_stacks, sizeof(*a->stacks), cmp_stack, a->names);
 	free(frames);
 	free(flocs);

@@ -1,23 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Implementation of the diagnostics in err.h and of the allocation helpers
- * that abort instead of returning NULL.  Nothing here exits with a code of
- * its own choosing except xp_die, which the caller gives a code.
+ * Implementation of the diagnostics in err.h, of the allocation helpers
+ * that abort instead of returning NULL, and of the guarded open of files
+ * named by untrusted input.  Nothing here exits with a code of its own
+ * choosing except xp_die, which the caller gives a code.
  */
 #include "err.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int xp_verbosity;
 int xp_quiet;
 
 static void XP_FMT(2, 0) vreport(const char *prefix, const char *fmt, va_list ap)
 {
-	char buf[4096];
+	char buf[4096], *p;
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/*
+	 * Subjects come from outside: paths and names read from a data file
+	 * or /proc (a target chooses its own comm).  A newline would split
+	 * the one-line message, an escape sequence would drive the terminal:
+	 * no message has either on purpose, so print them as '?'.
+	 */
+	for (p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	/* One write per line keeps lines whole when interleaved with the target. */
 	fprintf(stderr, "%s%s\n", prefix, buf);
 }
@@ -131,4 +145,43 @@ void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long e
 char *xp_strdup(const char *s)
 {
 	return check(strdup(s ? s : ""));
+}
+
+int xp_open_regular(const char *path)
+{
+	struct stat st, st2;
+	char proc[64];
+	int pfd, fd, e;
+
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &st)) {
+		e = errno;
+		close(pfd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(pfd);
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		return -1;
+	}
+	/* Reopen the inode just checked, not whatever the path names by now. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* No /proc: open the path again, harmlessly, and check it is the same file. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0 &&
+		    (fstat(fd, &st2) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
+			close(fd);
+			fd = -1;
+			errno = EINVAL;
+		}
+	}
+	e = errno;
+	close(pfd);
+	errno = e;
+	return fd;
 }

@@ -40,4 +40,15 @@ void *xp_realloc(void *p, unsigned long size);
 void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long elem);
 char *xp_strdup(const char *s);
 
+/*
+ * open(@path, O_RDONLY | O_CLOEXEC), but only if it is a regular file, and
+ * without ever blocking or opening anything else: paths read from a data
+ * file or from /proc may name a FIFO (open would wait for a writer
+ * forever), a terminal, or a device whose open has side effects.  The path
+ * is looked up once (O_PATH), checked, and that same inode reopened, so it
+ * cannot be swapped in between.  Returns the descriptor, or -1 with errno
+ * set (EISDIR, or EINVAL for any other kind of file).  Prints nothing.
+ */
+int xp_open_regular(const char *path);
+
 #endif

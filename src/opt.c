@@ -14,6 +14,8 @@
 #include <string.h>
 
 #define MAX_OPTS 64
+/* getopt_long's val for --help: above those of the table's long options (256 + index). */
+#define HELP_VAL (256 + MAX_OPTS)
 
 static size_t count_opts(const struct xp_option *opts)
 {
@@ -41,16 +43,31 @@ int xp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/*
+ * A plain decimal number, digits with an optional fraction ("2", "2.5",
+ * ".5", "2."), then whatever follows in *@rest.  strtod alone would also
+ * take "0x10", "0x1p3" and "1e3", which no one means as a duration.
+ */
 static int parse_decimal(const char *s, const char **rest, double *out)
 {
+	static const char digits[] = "0123456789";
+	size_t whole, frac = 0, len;
 	char *end;
 	double v;
 
-	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
+	if (!s)
+		return -EINVAL;
+	whole = strspn(s, digits);
+	len = whole;
+	if (s[len] == '.') {
+		frac = strspn(s + len + 1, digits);
+		len += 1 + frac;
+	}
+	if (!whole && !frac)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
+	if (end != s + len || errno || !isfinite(v) || v < 0)
 		return -EINVAL;
 	*rest = end;
 	*out = v;
@@ -272,7 +289,7 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 	}
 	sopts[ns++] = 'h';
 	sopts[ns] = 0;
-	lopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
+	lopts[nl++] = (struct option){"help", no_argument, NULL, HELP_VAL};
 	lopts[nl] = (struct option){NULL, 0, NULL, 0};
 
 	optind = 0; /* GNU: full re-initialisation, so tests may parse repeatedly */
@@ -280,11 +297,20 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 	while ((c = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		const struct xp_option *o = NULL;
 
-		if (c == 'h') {
+		if (c == 'h' || c == HELP_VAL) {
 			xp_print_help(stdout, opts, help, true);
 			return XP_PARSE_HELP;
 		}
 		if (c == '?') {
+			/*
+			 * "--no-follow=1": getopt_long sets optopt to the long
+			 * option's val, >= 256 for every one of ours, which is no
+			 * character to print.
+			 */
+			if (optopt >= 256)
+				return -xp_usage_error(
+				    help, "option '--%s' takes no value",
+				    optopt == HELP_VAL ? "help" : opts[optopt - 256].long_name);
 			if (optopt)
 				return -xp_usage_error(help, "unknown option '-%c'", optopt);
 			return -xp_usage_error(help, "unknown option '%s'", argv[optind - 1]);

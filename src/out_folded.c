@@ -81,7 +81,8 @@ static int folded_end(struct out *o)
 	struct folded *fo = o->priv;
 	size_t i, j;
 
-	qsort(fo->lines, fo->nr, sizeof(*fo->lines), cmp_line);
+	if (fo->nr > 1) /* never qsort(NULL, 0): the array is declared nonnull */
+		qsort(fo->lines, fo->nr, sizeof(*fo->lines), cmp_line);
 	for (i = 0; i < fo->nr; i = j) {
 		uint64_t count = fo->lines[i].count;
 

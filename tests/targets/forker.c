@@ -21,6 +21,22 @@
  * Exit status 0 if all three succeeded, 1 otherwise.
  * Readiness: three lines, roles "parent", "child" and "execed" (PROG writes
  * its own line instead of "execed", if it follows the protocol).
+ *
+ * "forker --storm N [MS]": a fork storm.  The parent forks N children
+ * (1..1000) as fast as it can, all alive at once; child i computes MS
+ * (default 5) ms of its own CPU time in storm_work and exits with status
+ * i % 100 + 1, which the parent checks when it reaps them all.  Truth:
+ * N + 1 processes, samples in storm_work.  Output:
+ *   forker: storm children=<N> statuses=ok unit=<hex> mismatches=0
+ * Readiness: one line, role "storm", once every child is forked.
+ *
+ * "forker --chain N [MS]": an exec chain.  The process computes MS
+ * (default 5) ms in chain_work, then execs this binary again with N - 1,
+ * passing its result along, until N is 0: N + 1 images in one process.
+ * Every link checks the result it was handed.  Truth: one process, N
+ * execs, samples in chain_work.  Output (printed by the last link):
+ *   forker: chain end unit=<hex> mismatches=0
+ * Readiness: one line, role "chain", from the first link.
  */
 #include "target.h"
 
@@ -33,6 +49,8 @@ static unsigned long mismatches;
 TGT_NOINLINE uint64_t parent_work(double seconds);
 TGT_NOINLINE uint64_t child_work(double seconds);
 TGT_NOINLINE uint64_t execed_work(double seconds);
+TGT_NOINLINE uint64_t storm_work(double seconds);
+TGT_NOINLINE uint64_t chain_work(double seconds);
 
 /* The three bodies are kept separate so each process has its own names. */
 #define COMPUTE(seconds)                                                                           \
@@ -70,6 +88,112 @@ uint64_t execed_work(double seconds)
 
 	COMPUTE(seconds);
 	return ref;
+}
+
+uint64_t storm_work(double seconds)
+{
+	uint64_t ref = 0, x;
+
+	COMPUTE(seconds);
+	return ref;
+}
+
+uint64_t chain_work(double seconds)
+{
+	uint64_t ref = 0, x;
+
+	COMPUTE(seconds);
+	return ref;
+}
+
+static void describe(char *buf, size_t len, int status);
+
+/* --storm N [MS] */
+static int run_storm(int argc, char **argv)
+{
+	static pid_t pids[1000];
+	double seconds = 0.005;
+	int n, i, status, bad_status = 0;
+	uint64_t ref = storm_work(0);
+
+	if (argc > 4)
+		tgt_die("forker", "usage: forker --storm N [MS]");
+	n = (int)tgt_long_arg("forker", argv[2], 1, 1000);
+	if (argc == 4)
+		seconds = (double)tgt_long_arg("forker", argv[3], 0, 60000) / 1000;
+	fflush(NULL);
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("forker: fork");
+			return 2;
+		}
+		if (!pids[i]) {
+			/* A different unit value would mean a corrupted register or stack. */
+			_exit(storm_work(seconds) == ref ? i % 100 + 1 : 0);
+		}
+	}
+	tgt_ready("forker", "storm");
+	for (i = 0; i < n; i++) {
+		if (waitpid(pids[i], &status, 0) != pids[i]) {
+			perror("forker: waitpid");
+			return 2;
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != i % 100 + 1) {
+			char desc[32];
+
+			describe(desc, sizeof(desc), status);
+			fprintf(stderr, "forker: child %d ended with %s, expected exit %d\n", i,
+				desc, i % 100 + 1);
+			bad_status++;
+		}
+	}
+	printf("forker: storm children=%d statuses=%s unit=%016" PRIx64 " mismatches=%lu\n", n,
+	       bad_status ? "BAD" : "ok", ref, mismatches);
+	return bad_status || mismatches ? 1 : 0;
+}
+
+/* --chain N [MS [REF]]: REF is the previous link's result, in hex. */
+static int run_chain(int argc, char **argv)
+{
+	char self[PATH_MAX], left[16], ref_arg[24], *next[6];
+	double seconds = 0.005;
+	const char *ms = argc >= 4 ? argv[3] : "5";
+	uint64_t r;
+	ssize_t len;
+	long n;
+
+	if (argc > 5)
+		tgt_die("forker", "usage: forker --chain N [MS]");
+	n = tgt_long_arg("forker", argv[2], 0, 1000);
+	seconds = (double)tgt_long_arg("forker", ms, 0, 60000) / 1000;
+	if (argc < 5)
+		tgt_ready("forker", "chain");
+	r = chain_work(seconds);
+	if (argc == 5 && strtoull(argv[4], NULL, 16) != r)
+		mismatches++;
+	if (n == 0 || mismatches) {
+		printf("forker: chain end unit=%016" PRIx64 " mismatches=%lu\n", r, mismatches);
+		return mismatches ? 1 : 0;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len < 0) {
+		fprintf(stderr, "forker: readlink /proc/self/exe: %s\n", strerror(errno));
+		return 2;
+	}
+	self[len] = 0;
+	snprintf(left, sizeof(left), "%ld", n - 1);
+	snprintf(ref_arg, sizeof(ref_arg), "%016" PRIx64, r);
+	next[0] = "forker";
+	next[1] = "--chain";
+	next[2] = left;
+	next[3] = (char *)ms;
+	next[4] = ref_arg;
+	next[5] = NULL;
+	fflush(NULL);
+	execv(self, next);
+	fprintf(stderr, "forker: cannot exec '%s': %s\n", self, strerror(errno));
+	return 2;
 }
 
 static void describe(char *buf, size_t len, int status)
@@ -121,6 +245,10 @@ int main(int argc, char **argv)
 	pid_t child, execed;
 	uint64_t r;
 
+	if (argc >= 3 && !strcmp(argv[1], "--storm"))
+		return run_storm(argc, argv);
+	if (argc >= 3 && !strcmp(argv[1], "--chain"))
+		return run_chain(argc, argv);
 	if (argc == 3 && !strcmp(argv[1], "--execed")) {
 		seconds = tgt_seconds_arg("forker", argv[2]);
 		tgt_ready("forker", "execed");

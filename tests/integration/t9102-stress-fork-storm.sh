@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Stress: a fork storm, 100 children alive at once, each computing 5 ms
+# and exiting with its own status ('forker --storm 100 5'), followed at
+# 999 Hz, and again with --no-follow.  Nothing crashes or hangs; the
+# parent reaps every child with the status it expects and prints what it
+# prints without xprof; following, xprof sees all 101 processes and most
+# samples are in storm_work.
+# shellcheck source=../lib/lib.sh
+. "$(dirname "$0")/../lib/lib.sh"
+skip_unless_ptrace
+
+T=$XP_TARGETS
+"$T/forker" --storm 100 1 >plain.out
+say "# without xprof: $(cat plain.out)"
+
+say "## following the children"
+expect_exit 0 "$XPROF" record -F 999 -o storm.data -- "$T/forker" --storm 100 5
+assert_files_equal "output as without xprof" plain.out "$XP_OUT"
+show_file summary "$XP_ERR"
+procs=$(sed -n 's/.* threads in \([0-9]*\) processes.*/\1/p' "$XP_ERR")
+if ((${procs:-0} >= 101)); then
+	say "  ok: every process seen ($procs)"
+else
+	fail "${procs:-no} processes seen, want 101"
+fi
+expect_exit 0 "$XPROF" report -i storm.data --folded -o storm.folded
+assert_folded_format storm.folded
+assert_samples_at_least "storm" 150 storm.folded
+assert_share_at_least "samples in storm_work" 50 storm.folded "frame:storm_work"
+
+say "## --no-follow: the children run untraced"
+expect_exit 0 "$XPROF" record -F 999 --no-follow -o parent.data -- "$T/forker" --storm 100 5
+assert_files_equal "output as without xprof" plain.out "$XP_OUT"
+assert_file_matches "one process traced" "$XP_ERR" " threads in 1 processes"
+
+finish

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Stress: targets that end, or lose threads, while being sampled at
+# 9999 Hz, the races between PTRACE_INTERRUPT and the wait for the stop
+# (PTRACE-NOTES traps 1 and 2):
+#   - 'churn exit 8 200', five times: exit() while 8 threads spin, so
+#     exit_group kills threads with interrupts pending;
+#   - 'exits code 0 0.05', five times: a process that ends 50 ms in;
+#   - 'churn threads 2 8': 8 threads at a time created and exiting for
+#     2 s, thousands in all, most of them gone before or during their
+#     first sample.
+# Nothing crashes or hangs; each run ends with the target's own status and
+# output, as without xprof, and its data file reports.
+# shellcheck source=../lib/lib.sh
+. "$(dirname "$0")/../lib/lib.sh"
+skip_unless_ptrace
+
+T=$XP_TARGETS
+
+say "## exit() while 8 threads spin"
+check_exit 3 "$T/churn" exit 8 0
+cp "$XP_OUT" exit.plain
+for i in 1 2 3 4 5; do
+	expect_exit 3 "$XPROF" record -q -F 9999 -o "exit$i.data" -- "$T/churn" exit 8 200
+	assert_files_equal "run $i: output as without xprof" exit.plain "$XP_OUT"
+	expect_exit 0 "$XPROF" report -i "exit$i.data" --folded -o "exit$i.folded"
+done
+cat exit?.folded >exit.folded
+assert_share_at_least "samples in exit_work (5 runs)" 50 exit.folded "frame:exit_work"
+
+say "## a process that ends 50 ms in"
+for i in 1 2 3 4 5; do
+	expect_exit 0 "$XPROF" record -q -F 9999 -o "short$i.data" -- "$T/exits" code 0 0.05
+	assert_eq "run $i: output as without xprof" "$(cat "$XP_OUT")" "exits: code 0"
+done
+expect_exit 0 "$XPROF" report -i short5.data --folded -o short.folded
+assert_samples_at_least "a 50 ms run" 10 short.folded
+
+say "## threads created and exiting, thousands a second"
+"$T/churn" threads 0.1 8 >churn.plain 2>/dev/null
+expect_exit 0 "$XPROF" record -F 9999 -o churn.data -- "$T/churn" threads 2 8
+assert_files_equal "output as without xprof" churn.plain "$XP_OUT"
+show_file "summary (and the target's thread count)" "$XP_ERR"
+threads=$(sed -n 's/.* \([0-9]*\) threads in \([0-9]*\) processes.*/\1/p' "$XP_ERR")
+if ((${threads:-0} >= 1000)); then
+	say "  ok: $threads threads seen"
+else
+	fail "${threads:-no} threads seen, want at least 1000"
+fi
+expect_exit 0 "$XPROF" report -i churn.data --folded -o churn.folded
+assert_folded_format churn.folded
+assert_samples_at_least "churn" 200 churn.folded
+
+finish
