@@ -3,7 +3,7 @@
 #
 # A full disk while recording (DESIGN.md "Never harm the target"; the exit
 # status is decided in cmd/record.c and the README): on a 64 KiB tmpfs
-# with 8 KiB left, at 9999 Hz,
+# with 20 KiB left (the head of a file, with its [vdso] image, is ~10 KiB), at 9999 Hz,
 #   - record: the write error is printed once ("cannot write ...: No space
 #     left on device", first "xprof: error:" line) with one hint, no
 #     summary claiming a file was written; sampling stops and xprof
@@ -41,7 +41,7 @@ fill_to() {
 say "# without xprof: $(cat plain.out)"
 
 say "## record: the disk fills up"
-fill_to 8
+fill_to 20
 expect_exit 0 "$XPROF" record -F 9999 -o full/rec.data -- "$T/threads" 2 1
 assert_files_equal "the command's output is as without xprof" plain.out "$XP_OUT"
 assert_error_line "one error line" "$XP_ERR"
@@ -74,7 +74,7 @@ fi
 
 say "## attach: the disk fills up"
 rm -f full/none.data
-fill_to 8
+fill_to 20
 ready_init
 start_bg target "$T/threads" 2 2
 wait_ready 1
