@@ -19,6 +19,7 @@
  * are replayed by ctest (replay_opts).
  */
 #include "opt.h"
+#include "out.h"
 #include "cmd/cmd.h"
 
 #include <errno.h>
@@ -174,8 +175,9 @@ static void check_report(int argc, char **argv)
 		abort();
 	if (r)
 		return;
-	if ((o.format != REPORT_FLAT && o.format != REPORT_FOLDED) || !o.input || !*o.input ||
-	    (o.output && !*o.output))
+	if (o.format < REPORT_FLAT || o.format > REPORT_SPEEDSCOPE || !o.input || !*o.input ||
+	    (o.output && !*o.output) || o.sort < OUT_SORT_DEFAULT || o.sort > OUT_SORT_TOTAL || o.min_percent < 0 ||
+	    o.min_percent > 100)
 		abort();
 }
 
