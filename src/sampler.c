@@ -679,13 +679,25 @@ static void handle_status(struct sampler *s, pid_t tid, int status)
 		return;
 	}
 	th = ev.th;
-	if (ev.exec) {
-		/*
-		 * An interrupt that this stop consumed (PTRACE-NOTES trap 1)
-		 * samples the new image: date it at the exec, not before, or
-		 * report would name it and read it with the old image.
-		 */
+	/*
+	 * An interrupt that this stop consumed (PTRACE-NOTES trap 1) samples
+	 * the new image: date it at the exec, not before, or report would name
+	 * it and read it with the old image.
+	 */
+	if (ev.exec)
 		th->irq_time = t;
+	if (wanted && th->proc->execed)
+		take_sample(s, th, th->pending_weight);
+	if (tracer_finish_stop(s->tr, &ev) && ev.th)
+		xp_debug(1, "cannot resume tid %d: %s", (int)ev.th->tid, strerror(errno));
+	if (wanted)
+		record_stop_time(s, rel_ns(s) - th->irq_time);
+	/*
+	 * Describing a new image, process or thread reads /proc (maps, exe,
+	 * comm): done after the resume, so the thread does not wait for it.
+	 * The queued sample is unwound later, with these maps.
+	 */
+	if (ev.exec) {
 		report_process(s, th->proc, DF_PROC_EXEC, t);
 		report_thread(s, th, t);
 	} else if (!th->proc->reported && th->proc->execed) {
@@ -693,12 +705,6 @@ static void handle_status(struct sampler *s, pid_t tid, int status)
 	}
 	if (!th->reported && th->proc->execed)
 		report_thread(s, th, t);
-	if (wanted && th->proc->execed)
-		take_sample(s, th, th->pending_weight);
-	if (tracer_finish_stop(s->tr, &ev) && ev.th)
-		xp_debug(1, "cannot resume tid %d: %s", (int)ev.th->tid, strerror(errno));
-	if (wanted)
-		record_stop_time(s, rel_ns(s) - th->irq_time);
 	if (ev.child && ev.child->proc != th->proc && !ev.child->proc->reported) {
 		ev.child->proc->ppid = th->proc->pid;
 		report_process(s, ev.child->proc, 0, t);
