@@ -31,8 +31,10 @@ struct xp_regs {
 	/*
 	 * XP_REGS_SYSCALL_RESTART: the thread was stopped in the middle of a
 	 * blocking system call that the kernel is about to restart (x86-64:
-	 * orig_rax >= 0 and rax an -ERESTART* code).  Known only where the
-	 * register set tells it; 0 elsewhere.
+	 * orig_rax >= 0 and rax an -ERESTART* code).  XP_REGS_SYSCALL_EXIT:
+	 * it stopped on its way out of a system call, before running any
+	 * instruction of its own since (x86-64: orig_rax >= 0).  Known only
+	 * where the register set tells it; 0 elsewhere.
 	 */
 	uint32_t flags;
 };
@@ -115,6 +117,7 @@ struct xp_arch {
 
 enum xp_regs_flags {
 	XP_REGS_SYSCALL_RESTART = 1 << 0,
+	XP_REGS_SYSCALL_EXIT = 1 << 1,
 };
 
 /* NULL if unknown. */

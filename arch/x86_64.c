@@ -74,6 +74,7 @@ static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct 
 	if ((int64_t)xp_arch_word(buf, 15) >= 0) {
 		int64_t rax = (int64_t)xp_arch_word(buf, 10);
 
+		out->flags |= XP_REGS_SYSCALL_EXIT;
 		if (rax == -512 || rax == -513 || rax == -514 || rax == -516)
 			out->flags |= XP_REGS_SYSCALL_RESTART;
 	}

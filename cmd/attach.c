@@ -97,7 +97,8 @@ int cmd_attach(int argc, char **argv)
 {
 	struct attach_opts opts = {.rec = {.freq_hz = XP_DEFAULT_FREQ,
 					   .output = "xprof.data",
-					   .max_depth = XP_DEFAULT_MAX_DEPTH}};
+					   .max_depth = XP_DEFAULT_MAX_DEPTH,
+					   .rt_priority = XP_DEFAULT_RT_PRIORITY}};
 	struct sampler_opts so;
 	struct sampler_stats st;
 	struct df_writer *w;

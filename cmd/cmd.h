@@ -24,6 +24,7 @@ int cmd_help(int argc, char **argv);
 #define XP_DEFAULT_FREQ	     999
 #define XP_MAX_FREQ	     10000
 #define XP_DEFAULT_MAX_DEPTH 1024
+#define XP_DEFAULT_RT_PRIORITY 1
 
 struct record_opts {
 	uint64_t freq_hz;
@@ -34,6 +35,8 @@ struct record_opts {
 	uint64_t duration_ns; /* 0: until the command exits */
 	int mode;	      /* enum sampler_mode */
 	bool no_follow;
+	bool no_poll_idle;
+	uint64_t rt_priority; /* 0: normal priority */
 	char **argv; /* the command, NULL-terminated */
 	int argc;
 };

@@ -70,6 +70,12 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	     common_mode_choices},
 	    {0, "no-follow", XP_OPT_FLAG, &ro->no_follow, NULL,
 	     "do not follow forked child processes", 0, 0, 0, NULL},
+	    {0, "no-poll-idle", XP_OPT_FLAG, &ro->no_poll_idle, NULL,
+	     "let idle CPUs sleep (default: keep them polling, shorter stops; needs root)", 0, 0,
+	     0, NULL},
+	    {'r', "realtime", XP_OPT_UINT, &ro->rt_priority, "<prio>",
+	     "sample at this SCHED_RR priority, 0: normal priority (default 1; needs root)", 0, 99,
+	     0, NULL},
 	    {'q', "quiet", XP_OPT_SET_INT, &ro->quiet, NULL, "no status line or summary", 0, 0, 1,
 	     NULL},
 	};
@@ -117,6 +123,8 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 	    .stack_bytes = SAMPLER_STACK_BYTES,
 	    .adaptive_copy = true,
 	    .spin_ns = SAMPLER_SPIN_NS,
+	    .poll_idle = !ro->no_poll_idle,
+	    .rt_priority = (unsigned int)ro->rt_priority,
 	    .status_line = isatty(STDERR_FILENO) && !ro->quiet,
 	};
 }
@@ -143,12 +151,14 @@ void common_print_summary(const struct sampler_opts *o, const struct sampler_sta
 	fprintf(stderr,
 		"xprof: %llu samples in %.2f s (%.1f/s, %llu Hz requested per thread, "
 		"%llu late ticks), %llu failed, %llu threads in %llu processes; "
-		"stop p50 %.1f us, p99 %.1f us; wrote '%s' (%s)\n",
+		"stop p50 %.1f us, p99 %.1f us (held %.1f / %.1f us); wrote '%s' (%s)\n",
 		(unsigned long long)st->samples, secs, secs > 0 ? (double)st->samples / secs : 0.0,
 		(unsigned long long)o->freq_hz, (unsigned long long)st->late_ticks,
 		(unsigned long long)st->failed, (unsigned long long)t->threads_seen,
 		(unsigned long long)t->procs_seen, (double)sampler_stop_percentile(st, 50) / 1e3,
-		(double)sampler_stop_percentile(st, 99) / 1e3, output,
+		(double)sampler_stop_percentile(st, 99) / 1e3,
+		(double)sampler_hist_percentile(st->held_hist, st->held_ns_max, 50) / 1e3,
+		(double)sampler_hist_percentile(st->held_hist, st->held_ns_max, 99) / 1e3, output,
 		human_bytes(bytes, size, sizeof(size)));
 }
 

@@ -112,7 +112,8 @@ static int exit_status_of(int status)
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts opts = {
-	    .freq_hz = XP_DEFAULT_FREQ, .output = "xprof.data", .max_depth = XP_DEFAULT_MAX_DEPTH};
+	    .freq_hz = XP_DEFAULT_FREQ, .output = "xprof.data", .max_depth = XP_DEFAULT_MAX_DEPTH,
+	    .rt_priority = XP_DEFAULT_RT_PRIORITY};
 	struct sampler_opts so;
 	struct sampler_stats st;
 	struct df_writer *w;

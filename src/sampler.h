@@ -44,10 +44,13 @@ struct sampler_opts {
 	bool adaptive_copy; /* copy only what recent walks of the thread needed */
 	bool status_line;   /* live status on stderr (a terminal) */
 	uint64_t spin_ns;   /* poll for stops this long before sleeping; 0: never spin */
+	bool poll_idle;	    /* keep idle CPUs polling while recording (cpu_dma_latency 0) */
+	unsigned int rt_priority; /* SCHED_RR priority of the controller while sampling; 0: none */
 };
 
 #define SAMPLER_STACK_BYTES (64 * 1024)
 #define SAMPLER_SPIN_NS	    100000
+#define SAMPLER_DRAIN_MAX   16 /* stops handled between two looks at the timer */
 /* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
 #define SAMPLER_STOP_FINE 1000
 #define SAMPLER_STOP_HIST (SAMPLER_STOP_FINE + 990)
@@ -65,13 +68,23 @@ struct sampler_stats {
 	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
 	uint64_t spin_timeouts; /* spins that ended without every stop */
 	uint64_t dropped_blocked; /* cpu mode: stops that found the thread blocked in a call */
+	uint64_t dropped_idle; /* cpu mode: stops of a thread that had not run since its last one */
 	uint64_t reused; /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns;
 	uint64_t weight_total;
 	uint64_t stacks;
 	uint64_t stop_hist[SAMPLER_STOP_HIST]; /* interrupt -> resume */
 	uint64_t stop_ns_max;
+	/*
+	 * Stop seen -> resume: what xprof itself holds a stopped thread.  The
+	 * rest of interrupt -> resume is the thread's way into the stop, which
+	 * for a thread waiting for a CPU includes that wait.
+	 */
+	uint64_t held_hist[SAMPLER_STOP_HIST];
+	uint64_t held_ns_max;
 	uint64_t stack_bytes_copied;
+	bool poll_idle; /* idle CPUs were kept polling */
+	unsigned int rt_priority; /* the real-time priority the controller ran at, 0: none */
 	int end_signal; /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
 	enum sampler_end end;
 };
@@ -86,6 +99,8 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 
 /* Stop-time percentile (0 < @p < 100) from the histogram, in ns. */
 uint64_t sampler_stop_percentile(const struct sampler_stats *st, double p);
+/* The same from any histogram of that layout, whose largest value is @max. */
+uint64_t sampler_hist_percentile(const uint64_t *hist, uint64_t max, double p);
 
 /*
  * Schedule maths, pure (unit-tested): the time of tick @k of a schedule

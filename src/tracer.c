@@ -42,6 +42,14 @@ void tracer_init(struct tracer *t, unsigned int flags)
 	t->mc = module_cache_new();
 }
 
+static void close_mem(struct xp_process *p)
+{
+	if (p->mem_fd >= 0)
+		close(p->mem_fd);
+	p->mem_fd = -1;
+	p->mem_failed = false;
+}
+
 static void free_thread(struct xp_thread *th)
 {
 	if (th->schedstat_fd >= 0)
@@ -59,6 +67,7 @@ void tracer_release(struct tracer *t)
 		free_thread(t->threads[i]);
 	for (i = 0; i < t->nprocs; i++) {
 		addrspace_release(&t->procs[i]->as);
+		close_mem(t->procs[i]);
 		free(t->procs[i]);
 	}
 	free(t->threads);
@@ -142,6 +151,7 @@ static struct xp_process *add_proc(struct tracer *t, pid_t pid, pid_t ppid)
 
 	p->pid = pid;
 	p->ppid = ppid;
+	p->mem_fd = -1;
 	addrspace_init(&p->as, pid, t->mc);
 	read_comm(pid, pid, p->comm, sizeof(p->comm));
 	xp_grow((void **)&t->procs, &t->procs_alloc, t->nprocs + 1, sizeof(*t->procs));
@@ -432,6 +442,9 @@ static void handle_exec(struct tracer *t, struct xp_thread *th)
 			i++;
 	}
 	p->execed = true;
+	close_mem(p); /* it holds the old image's memory */
+	p->copy_hint = 0;
+	th->copy_bytes = 0;
 	addrspace_release(&p->as);
 	addrspace_init(&p->as, p->pid, t->mc);
 	read_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
@@ -490,8 +503,10 @@ int tracer_handle_status(struct tracer *t, pid_t tid, int status, struct tracer_
 			return 0;
 		}
 		ev->pid = th->proc->pid;
-		if (tid == th->proc->pid)
+		if (tid == th->proc->pid) {
 			th->proc->exited = true;
+			close_mem(th->proc);
+		}
 		remove_thread(t, th);
 		return 0;
 	}

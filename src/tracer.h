@@ -48,11 +48,18 @@ struct xp_thread {
 	int64_t last_sys_nr; /* blocked_nr, sp and pc of its last sample, and its stack */
 	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
 	uint64_t cpu_ns;	 /* on-CPU time at the last check */
-	uint64_t cpu_ns_sampled; /* on-CPU time at the last sample */
+	uint64_t sched_count;	 /* times it was scheduled in, at the last check */
+	uint64_t cpu_ns_sampled; /* on-CPU time at the last sample (read just after it) */
 	uint64_t wall_sampled;	 /* time of the last sample (ns since start) */
 	uint32_t copy_bytes;	 /* stack bytes to copy at its next sample (0: the default) */
-	uint64_t cpu_ns_before;  /* cpu_ns_sampled before the pending interrupt */
 	uint64_t pending_weight; /* weight of the sample asked for by the last interrupt */
+	int64_t cpu_carry;	 /* CPU time its samples over- or under-covered so far (ns) */
+	bool blocked_since;	 /* a tick found it blocked in a call since its last sample */
+	bool resume_known;	 /* the resume_ fields describe its last resume from a stop */
+	bool resume_ran;	 /* it was back on a CPU when resume_count was read */
+	uint64_t resume_count;	 /* sched_count read just after that resume */
+	uint64_t resume_cpu_ns;	 /* its on-CPU time then */
+	uint64_t resume_time;	 /* when it was resumed (ns since start) */
 };
 
 struct xp_process {
@@ -64,6 +71,9 @@ struct xp_process {
 	uint64_t maps_loaded_at; /* when /proc/PID/maps was last read (ns since start) */
 	uint64_t maps_backoff;	 /* wait at least this long before reading it again (ns) */
 	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
+	int mem_fd;		   /* /proc/PID/mem of the current image, -1: not open yet */
+	uint32_t copy_hint;	   /* stack bytes the last sized copy of one of its threads took */
+	bool mem_failed;	   /* it could not be opened: use process_vm_readv */
 	char comm[17];
 	struct addrspace as;
 };
