@@ -263,7 +263,7 @@ if ! command -v perf >/dev/null; then
 		failed[$tool]="perf not installed"
 	done
 fi
-printf 'rep\ttarget\tfreq\ttool\twork_s\tcpu_s\ttotal_s\tsamples\tlost\tbytes\tlate\tfailed\tstop_p50_us\tstop_p99_us\treport_s\n' \
+printf 'rep\ttarget\tfreq\ttool\twork_s\tcpu_s\ttotal_s\tsamples\tlost\tbytes\tlate\tfailed\tstop_p50_us\tstop_p99_us\treport_s\theld_p50_us\theld_p99_us\n' \
 	>"$out/runs.tsv"
 
 fail() {
@@ -287,6 +287,7 @@ perf_stat() {
 run_one() {
 	local rep=$1 t=$2 f=$3 tool=$4 key="$2 $3 $4" data="$out/run.data" log t0 t1 total times
 	local status=0 samples=0 lost=0 bytes=0 late="" nfail="" p50="" p99="" rtime="" summary
+	local h50="" h99=""
 	[[ -z ${failed[$tool]:-} && -z ${failed[$key]:-} ]] || return 0
 	log="$out/logs/$t-$f-$tool"
 	target_cmd "$t" "${amount[$t]}"
@@ -323,6 +324,8 @@ run_one() {
 			fail "$key" "cannot parse xprof's summary line: $summary"
 			return 0
 		}
+		read -r h50 h99 < <(sed -nE 's/.*\(held ([0-9.]+) \/ ([0-9.]+) us\).*/\1 \2/p' <<<"$summary") ||
+			true
 		t0=$(now)
 		if ! "$xprof" report -i "$data" --folded -o "$out/run.folded" 2>"$log.report.err"; then
 			fail "$key" "report failed: $(head -n 1 "$log.report.err")"
@@ -347,9 +350,10 @@ run_one() {
 	esac
 	[[ $tool == bare ]] || bytes=$(stat -c %s "$data")
 	rm -f "$data" "$out/run.folded"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$t" "$f" \
-		"$tool" "${times% *}" "${times#* }" "$total" "${samples:-0}" "${lost:-0}" "$bytes" \
-		"${late:--}" "${nfail:--}" "${p50:--}" "${p99:--}" "${rtime:--}" >>"$out/runs.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$t" \
+		"$f" "$tool" "${times% *}" "${times#* }" "$total" "${samples:-0}" "${lost:-0}" "$bytes" \
+		"${late:--}" "${nfail:--}" "${p50:--}" "${p99:--}" "${rtime:--}" "${h50:--}" "${h99:--}" \
+		>>"$out/runs.tsv"
 	printf '  rep %d %-11s %5s Hz %-10s work %7.3fs total %7.3fs %7s samples\n' "$rep" "$t" "$f" \
 		"$tool" "${times% *}" "$total" "$([[ $tool == bare ]] && echo - || echo "$samples")"
 }
@@ -479,11 +483,13 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 			add(key, "bps", $10 / $8)
 		add(key, "late", $11); add(key, "failed", $12)
 		add(key, "p50", $13); add(key, "p99", $14); add(key, "report", $15)
+		add(key, "h50", $16); add(key, "h99", $17)
 	}
 	END {
 		print "target", "freq", "tool", "runs", "slowdown", "work_s", "bare_work_s", "total_s",
 			"samples_per_cpu_s", "rate_pct", "lost", "stop_p50_us", "stop_p99_us",
-			"late_ticks", "failed", "report_s", "bytes_per_sample"
+			"late_ticks", "failed", "report_s", "bytes_per_sample", "held_p50_us",
+			"held_p99_us"
 		nt = split(targets, T, " "); nf = split(freqs, F, " "); nk = split(tools, K, " ")
 		for (i = 1; i <= nt; i++)
 			for (j = 1; j <= nf; j++)
@@ -499,7 +505,8 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 						median(vals[key, "lost"]), median(vals[key, "p50"]),
 						median(vals[key, "p99"]), median(vals[key, "late"]),
 						median(vals[key, "failed"]), median(vals[key, "report"]),
-						median(vals[key, "bps"])
+						median(vals[key, "bps"]), median(vals[key, "h50"]),
+						median(vals[key, "h99"])
 				}
 	}' "$out/runs.tsv" "$out/runs.tsv" >"$out/summary.tsv"
 
@@ -513,13 +520,17 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 	echo "Slowdown = work time / the same repetition's bare work time (both timed by the target)."
 	echo "Samples/CPU-s = samples / CPU seconds of the target's work, against the rate asked for;"
 	echo "missed = perf's lost samples, xprof's late ticks and failed samples;"
-	echo "stop = xprof's ptrace stop per sample; report = \`xprof report --folded\` / \`perf script\`;"
+	echo "stop = xprof's ptrace stop per sample, interrupt to resume (held: from the stop being seen,"
+	echo "what xprof itself holds the thread; the rest is the thread's way into the stop, for a thread"
+	echo "that waits for a CPU that wait); report = \`xprof report --folded\` / \`perf script\`;"
 	echo "B/sample = data file bytes / samples."
 	echo
-	echo "| target | Hz | tool | slowdown | work s (bare) | samples/CPU-s (% of Hz) | missed | stop p50 / p99 µs | report s | B/sample |"
+	echo "| target | Hz | tool | slowdown | work s (bare) | samples/CPU-s (% of Hz) | missed | stop p50 / p99 (held) µs | report s | B/sample |"
 	echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' 'NR > 1 {
 		stop = $12 == "" ? "-" : sprintf("%.0f / %.0f", $12, $13)
+		if ($18 != "")
+			stop = stop sprintf(" (%.0f / %.0f)", $18, $19)
 		rep = $16 == "" ? "-" : sprintf("%.3f", $16)
 		rate = $9 == "" ? "-" : sprintf("%.0f (%.0f%%)", $9, $10)
 		missed = $3 == "xprof" ? sprintf("%d late, %d failed", $14, $15) : sprintf("%d lost", $11)
