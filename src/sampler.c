@@ -562,6 +562,7 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 		*weight = now - th->wall_sampled;
 		return true;
 	}
+	th->on_cpu = false;
 	if (read_schedstat(th, &th->cpu_ns, &count)) {
 		*weight = s->period;
 		return th->schedstat_fd < 0;
@@ -607,6 +608,7 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 	progress = th->cpu_ns > th->cpu_ns_sampled ? th->cpu_ns - th->cpu_ns_sampled : 0;
 	expect = th->resume_count + !th->resume_ran;
 	moved = th->cpu_ns > th->resume_cpu_ns ? th->cpu_ns - th->resume_cpu_ns : 0;
+	th->on_cpu = th->resume_known && count == expect && !moved;
 	if (th->resume_known &&
 	    (count == expect || (count == expect + 1 && moved < s->period / 8))) {
 		uint64_t ran = th->resume_cpu_ns > th->cpu_ns_sampled
@@ -765,7 +767,8 @@ static void tick(struct sampler *s)
 			continue;
 		if (s->o->mode == SAMPLER_WALL && sample_blocked(s, th, now, w))
 			continue;
-		if (s->o->mode == SAMPLER_CPU && read_blocked(th, &sp, &pc) >= 0) {
+		/* Blocking switches a thread out: one never switched out is not blocked. */
+		if (s->o->mode == SAMPLER_CPU && !th->on_cpu && read_blocked(th, &sp, &pc) >= 0) {
 			/*
 			 * It ran, then blocked: the CPU time was spent elsewhere, not
 			 * in the system call it sits in now.  Keep the time for the

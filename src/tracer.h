@@ -55,6 +55,7 @@ struct xp_thread {
 	uint64_t pending_weight; /* weight of the sample asked for by the last interrupt */
 	int64_t cpu_carry;	 /* CPU time its samples over- or under-covered so far (ns) */
 	bool blocked_since;	 /* a tick found it blocked in a call since its last sample */
+	bool on_cpu;		 /* the last check found it never switched out since its resume */
 	bool resume_known;	 /* the resume_ fields describe its last resume from a stop */
 	bool resume_ran;	 /* it was back on a CPU when resume_count was read */
 	uint64_t resume_count;	 /* sched_count read just after that resume */
