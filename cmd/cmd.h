@@ -83,6 +83,7 @@ struct report_opts {
 	const char *symfs; /* NULL, or a directory the recorded file paths are under */
 	bool no_inline;	    /* fold inlined functions into their caller */
 	bool no_demangle;   /* keep symbol names mangled */
+	bool header_only;   /* print the recording's meta data and statistics only */
 	struct xp_strlist debug_dirs; /* --debug-dir, each a colon-separated list */
 };
 #define REPORT_OPTS_INIT                                                                           \
@@ -114,5 +115,13 @@ struct profile;
  * write errors is the caller's job.
  */
 int report_profile(const struct report_opts *opts, const struct profile *p, FILE *out);
+
+/*
+ * --header-only: the meta records, the number of samples, then the
+ * recorder's statistics (the last record of each name), as perf report
+ * --header-only prints its header: "# name : value" lines, bytes other than
+ * printable ASCII written as \xNN.
+ */
+void report_write_header(const struct profile *p, FILE *out);
 
 #endif

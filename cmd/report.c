@@ -45,6 +45,7 @@ static const struct xp_cmd_help report_help = {
 		"    xprof report --folded | flamegraph.pl > app.svg\n"
 		"    xprof report --comm worker --per-thread --flat --limit 20\n"
 		"    xprof report -i old.data --flat        # another data file\n"
+		"    xprof report --header-only             # how the recording went (stop times, ...)\n"
 		"    xprof report --debug-dir ~/debug       # debuginfo under ~/debug/.build-id\n",
 };
 
@@ -234,6 +235,10 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .type = XP_OPT_FLAG,
 	     .value = &opts->no_demangle,
 	     .help = "show C++ and Rust names mangled, as the symbol table has them"},
+	    {.long_name = "header-only",
+	     .type = XP_OPT_FLAG,
+	     .value = &opts->header_only,
+	     .help = "only the recording's details and statistics (command, host, stop times)"},
 	    {.long_name = "debug-dir",
 	     .type = XP_OPT_STRING_LIST,
 	     .value = &opts->debug_dirs,
@@ -446,7 +451,62 @@ int report_profile(const struct report_opts *opts, const struct profile *p, FILE
 	return ret;
 }
 
-static int load(struct profile *p, const char *input)
+/* @s with bytes other than printable ASCII as \xNN: the file comes from anywhere. */
+static void put_text(const char *s, FILE *out)
+{
+	for (; *s; s++)
+		if (*s >= 0x20 && *s < 0x7f && *s != '\\')
+			putc(*s, out);
+		else
+			fprintf(out, "\\x%02x", (unsigned char)*s);
+}
+
+static const struct profile *stat_cmp_profile;
+
+/* By name, then by position: the last of a run of equal names is the one that counts. */
+static int stat_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(stat_cmp_profile->stats[x].name, stat_cmp_profile->stats[y].name);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+void report_write_header(const struct profile *p, FILE *out)
+{
+	size_t i, *order = xp_calloc(p->nr_stats + 1, sizeof(*order));
+	bool *keep = xp_calloc(p->nr_stats + 1, sizeof(*keep));
+
+	fputs("# data file : ", out);
+	put_text(p->name, out);
+	for (i = 0; i < p->nr_metas; i++) {
+		fputs("\n# ", out);
+		put_text(p->metas[i].key, out);
+		fputs(" : ", out);
+		put_text(p->metas[i].value, out);
+	}
+	fprintf(out, "\n# samples : %zu\n", p->nr_samples);
+	/* A later record of a name supersedes an earlier one; print in file order. */
+	for (i = 0; i < p->nr_stats; i++)
+		order[i] = i;
+	stat_cmp_profile = p;
+	qsort(order, p->nr_stats, sizeof(*order), stat_cmp);
+	for (i = 0; i < p->nr_stats; i++)
+		if (i + 1 == p->nr_stats ||
+		    strcmp(p->stats[order[i]].name, p->stats[order[i + 1]].name))
+			keep[order[i]] = true;
+	for (i = 0; i < p->nr_stats; i++) {
+		if (!keep[i])
+			continue;
+		fputs("# stat ", out);
+		put_text(p->stats[i].name, out);
+		fprintf(out, " : %llu\n", (unsigned long long)p->stats[i].value);
+	}
+	free(order);
+	free(keep);
+}
+
+static int load(struct profile *p, const char *input, bool allow_empty)
 {
 	bool is_stdin = !strcmp(input, "-");
 	FILE *f = is_stdin ? stdin : fopen(input, "rb");
@@ -463,7 +523,7 @@ static int load(struct profile *p, const char *input)
 		fclose(f);
 	if (ret)
 		return ret;
-	if (!p->nr_samples) {
+	if (!p->nr_samples && !allow_empty) {
 		xp_error("no samples in '%s'", p->name);
 		xp_hint("the command may have ended before the first sample; "
 			"try a higher frequency with 'xprof record -F'");
@@ -487,18 +547,21 @@ int cmd_report(int argc, char **argv)
 	if (ret)
 		return ret;
 	to_stdout = !opts.output || !strcmp(opts.output, "-");
-	if (to_stdout && (format_ops(opts.format)->flags & OUT_BINARY) && isatty(STDOUT_FILENO)) {
+	if (to_stdout && !opts.header_only && (format_ops(opts.format)->flags & OUT_BINARY) &&
+	    isatty(STDOUT_FILENO)) {
 		xp_error("refusing to write binary %s data to a terminal",
 			 format_ops(opts.format)->name);
 		xp_hint("use -o FILE, or redirect standard output");
 		return 2;
 	}
 	profile_init(&p);
-	if (load(&p, opts.input)) {
+	if (load(&p, opts.input, opts.header_only)) {
 		profile_release(&p);
 		return 1;
 	}
-	if (report_prepare(&opts, &p, &run)) {
+	if (opts.header_only) {
+		memset(&run, 0, sizeof(run));
+	} else if (report_prepare(&opts, &p, &run)) {
 		report_done(&run);
 		profile_release(&p);
 		return 1;
@@ -511,7 +574,10 @@ int cmd_report(int argc, char **argv)
 		profile_release(&p);
 		return 1;
 	}
-	ret = report_write(&run, out) ? 1 : 0;
+	if (opts.header_only)
+		report_write_header(&p, out);
+	else
+		ret = report_write(&run, out) ? 1 : 0;
 	report_done(&run);
 	profile_release(&p);
 	if (to_stdout)

@@ -4,7 +4,8 @@
  * data file from anywhere names files (opened only if regular), carries
  * [vdso] images (parsed by libelf from memory), JIT symbols and lines,
  * syscall numbers and an e_machine, all of which reach symbolize/ through
- * report_profile.  Output goes to /dev/null; warnings too.
+ * report_profile; --header-only's printing of its meta and statistics
+ * records too.  Output goes to /dev/null; warnings too.
  */
 #include "profile.h"
 #include "../cmd/cmd.h"
@@ -35,11 +36,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct profile p;
 
 	profile_init(&p);
-	if (devnull && !profile_load_mem(&p, data, size, "fuzz") && p.nr_samples) {
-		o.format = size & 1 ? REPORT_FOLDED : REPORT_FLAT;
-		o.no_inline = size & 2;
-		o.no_demangle = size & 4;
-		report_profile(&o, &p, devnull);
+	if (devnull && !profile_load_mem(&p, data, size, "fuzz")) {
+		if (size & 8)
+			report_write_header(&p, devnull);
+		if (p.nr_samples) {
+			o.format = size & 1 ? REPORT_FOLDED : REPORT_FLAT;
+			o.no_inline = size & 2;
+			o.no_demangle = size & 4;
+			report_profile(&o, &p, devnull);
+		}
 	}
 	profile_release(&p);
 	return 0;

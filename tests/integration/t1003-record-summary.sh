@@ -9,7 +9,12 @@
 #     silences everything but warnings: no other line on stderr;
 #   - -o FILE and --output=FILE write there (a file starting with the
 #     XPROFDAT magic, src/datafile.h) and not to ./xprof.data; without -o
-#     the file is ./xprof.data.
+#     the file is ./xprof.data;
+#   - the data file keeps the summary's figures: 'report --header-only'
+#     gives the command and the statistics, with the same number of
+#     samples as the summary line, the stop and held percentiles, and (as
+#     root) that idle CPUs were kept polling at real-time priority 1, or
+#     with --no-poll-idle -r 0 that they were not.
 # shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -35,6 +40,8 @@ say "## the summary"
 expect_exit 0 "$XPROF" record -o summary.data -- "$T/split" 0.5
 assert_files_equal "stdout is the command's output only" split.expected "$XP_OUT"
 show_file "summary (stderr)" "$XP_ERR"
+summary_err=$PWD/summary.err
+cp "$XP_ERR" "$summary_err"
 assert_file_matches "summary: number of samples" "$XP_ERR" '[0-9]+.*samples|samples.*[0-9]+'
 assert_file_matches "summary: rate" "$XP_ERR" \
 	'[0-9]+(\.[0-9]+)? ?(k?Hz|(samples)?/s|samples per second)'
@@ -61,6 +68,24 @@ if [[ -e xprof.data ]]; then
 else
 	say "  ok: -o: no xprof.data in the working directory"
 fi
+
+say "## the statistics in the data file"
+samples=$(sed -nE 's/^xprof: ([0-9]+) samples in .*/\1/p' "$summary_err")
+expect_exit 0 "$XPROF" report -i summary.data --header-only -o header.txt
+show_file "report --header-only" header.txt
+assert_file_matches "header: the command" header.txt "^# cmdline : .*split 0\.5$"
+assert_file_matches "header: samples as in the summary ($samples)" header.txt "^# stat samples : $samples$"
+for s in ticks late_ticks failed stop_p50_ns stop_p99_ns held_p50_ns held_p99_ns poll_idle rt_priority; do
+	assert_file_matches "header: $s" header.txt "^# stat $s : [0-9]+$"
+done
+if (($(id -u) == 0)); then
+	assert_file_matches "header: idle CPUs kept polling (root)" header.txt "^# stat poll_idle : 1$"
+	assert_file_matches "header: real-time priority 1 (root)" header.txt "^# stat rt_priority : 1$"
+fi
+expect_exit 0 "$XPROF" record -q --no-poll-idle -r 0 -o plain.data -- "$T/split" 0.2
+expect_exit 0 "$XPROF" report -i plain.data --header-only
+assert_file_matches "--no-poll-idle: not polling" "$XP_OUT" "^# stat poll_idle : 0$"
+assert_file_matches "-r 0: normal priority" "$XP_OUT" "^# stat rt_priority : 0$"
 
 say "## the default file"
 mkdir default
