@@ -58,6 +58,32 @@ n=$(share "$tmp/none.folded" "$named")
 echo "stripped, no debuginfo: named in $n%"
 [ "$n" -eq 0 ] || fail "names without debuginfo?" "$tmp/none.folded"
 
+# debuginfod: never contacted without DEBUGINFOD_URLS.  (libdw 0.188 loads
+# libdebuginfod in a constructor whatever the environment; what matters is
+# that no connection is made and no cache is created.)  The same run with
+# DEBUGINFOD_URLS pointing at a closed local port shows the check works: it
+# asks for the stripped binary's debuginfo, so it runs while the binary is
+# there (after it is deleted, only modules that happen to be sampled, such as
+# the vdso, would be asked for).
+if ! command -v strace >/dev/null; then
+	echo "note: no strace, debuginfod check skipped"
+else
+	# LeakSanitizer cannot run under ptrace: sanitizer builds would fail here.
+	asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	env -u DEBUGINFOD_URLS ASAN_OPTIONS="$asan" XDG_CACHE_HOME="$tmp/xdg" HOME="$tmp/home" \
+		strace -f -qq -e trace=connect -o "$tmp/trace" \
+		"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/trace.folded" 2>/dev/null
+	if grep -q 'connect(' "$tmp/trace" || [ -e "$tmp/xdg" ] || [ -e "$tmp/home" ]; then
+		fail "debuginfod was asked without DEBUGINFOD_URLS" "$tmp/trace"
+	fi
+	ASAN_OPTIONS="$asan" DEBUGINFOD_URLS=http://127.0.0.1:9 DEBUGINFOD_CACHE_PATH="$tmp/cache" \
+		strace -f -qq -e trace=connect -o "$tmp/trace2" \
+		"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/trace2.folded" 2>/dev/null
+	c=$(grep -c '127.0.0.1' "$tmp/trace2" || true)
+	echo "debuginfod: no connection without DEBUGINFOD_URLS; $c attempt(s) with it (control)"
+	[ "$c" -gt 0 ] || fail "the control made no connection: the check proves nothing" "$tmp/trace2"
+fi
+
 "$XPROF" report -i "$tmp/s.data" --folded --debug-dir "$tmp/dbg" -o "$tmp/byid.folded"
 n=$(share "$tmp/byid.folded" "$named")
 echo "--debug-dir with a build-id tree: named with inline frames in $n%"
@@ -95,25 +121,3 @@ echo "deleted binary, --debug-dir: named in $n%"
 [ "$n" -ge 80 ] || fail "deleted binary with debuginfo" "$tmp/gone.folded"
 [ ! -s "$tmp/gone.err" ] || fail "unexpected warnings" "$tmp/gone.err"
 
-# debuginfod: never contacted without DEBUGINFOD_URLS.  (libdw 0.188 loads
-# libdebuginfod in a constructor whatever the environment; what matters is
-# that no connection is made and no cache is created.)  The same run with
-# DEBUGINFOD_URLS pointing at a closed local port shows the check works.
-if ! command -v strace >/dev/null; then
-	echo "note: no strace, debuginfod check skipped"
-	exit 0
-fi
-# LeakSanitizer cannot run under ptrace: sanitizer builds would fail here.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-env -u DEBUGINFOD_URLS XDG_CACHE_HOME="$tmp/xdg" HOME="$tmp/home" \
-	strace -f -qq -e trace=connect -o "$tmp/trace" \
-	"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/trace.folded" 2>/dev/null
-if grep -q 'connect(' "$tmp/trace" || [ -e "$tmp/xdg" ] || [ -e "$tmp/home" ]; then
-	fail "debuginfod was asked without DEBUGINFOD_URLS" "$tmp/trace"
-fi
-DEBUGINFOD_URLS=http://127.0.0.1:9 DEBUGINFOD_CACHE_PATH="$tmp/cache" \
-	strace -f -qq -e trace=connect -o "$tmp/trace2" \
-	"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/trace2.folded" 2>/dev/null
-c=$(grep -c '127.0.0.1' "$tmp/trace2" || true)
-echo "debuginfod: no connection without DEBUGINFOD_URLS; $c attempt(s) with it (control)"
-[ "$c" -gt 0 ] || fail "the control made no connection: the check proves nothing" "$tmp/trace2"
