@@ -50,7 +50,7 @@ struct sampler_opts {
 
 #define SAMPLER_STACK_BYTES (64 * 1024)
 #define SAMPLER_SPIN_NS	    100000
-#define SAMPLER_DRAIN_MAX   16 /* stops handled between two looks at the timer */
+#define SAMPLER_DRAIN_MAX   64 /* stops handled between two looks at the timer */
 /* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
 #define SAMPLER_STOP_FINE 1000
 #define SAMPLER_STOP_HIST (SAMPLER_STOP_FINE + 990)
@@ -68,7 +68,7 @@ struct sampler_stats {
 	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
 	uint64_t spin_timeouts; /* spins that ended without every stop */
 	uint64_t dropped_blocked; /* cpu mode: stops that found the thread blocked in a call */
-	uint64_t dropped_idle; /* cpu mode: stops of a thread that had not run since its last one */
+	uint64_t dropped_idle; /* cpu mode: stops of a thread that had run < period/8 since its last */
 	uint64_t reused; /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns;
 	uint64_t weight_total;

@@ -160,14 +160,6 @@ static struct xp_process *add_proc(struct tracer *t, pid_t pid, pid_t ppid)
 	return p;
 }
 
-static int open_schedstat(pid_t pid, pid_t tid)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	return open(path, O_RDONLY | O_CLOEXEC);
-}
-
 static struct xp_thread *add_thread(struct tracer *t, struct xp_process *p, pid_t tid,
 				    enum thread_state state)
 {
@@ -182,7 +174,7 @@ static struct xp_thread *add_thread(struct tracer *t, struct xp_process *p, pid_
 	th->tid = tid;
 	th->state = state;
 	th->proc = p;
-	th->schedstat_fd = open_schedstat(p->pid, tid);
+	th->schedstat_fd = TRACER_FD_LAZY;
 	th->syscall_fd = -1;
 	th->blocked_nr = th->last_sys_nr = -1;
 	xp_grow((void **)&t->threads, &alloc, t->nthreads + 1, sizeof(*t->threads));
@@ -450,7 +442,7 @@ static void handle_exec(struct tracer *t, struct xp_thread *th)
 	read_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
 	if (th->schedstat_fd >= 0)
 		close(th->schedstat_fd);
-	th->schedstat_fd = open_schedstat(p->pid, th->tid);
+	th->schedstat_fd = TRACER_FD_LAZY;
 	if (th->syscall_fd >= 0)
 		close(th->syscall_fd);
 	th->syscall_fd = -1;

@@ -42,7 +42,8 @@ struct xp_thread {
 	uint8_t name_checks; /* samples at which its name was re-read (threads name themselves early) */
 	bool cpu_init;	     /* cpu_ns_sampled / wall_sampled hold a baseline */
 	uint64_t irq_time;   /* when the pending interrupt was issued */
-	int schedstat_fd;    /* /proc/PID/task/TID/schedstat, -1 if unavailable */
+	int schedstat_fd;    /* /proc/PID/task/TID/schedstat, -1 if unavailable, or */
+#define TRACER_FD_LAZY (-2) /* not opened yet: at its first use (most short threads never) */
 	int syscall_fd;	     /* /proc/PID/task/TID/syscall, opened on first use, -1 */
 	int64_t blocked_nr;  /* system call it was blocked in when interrupted, -1: none */
 	int64_t last_sys_nr; /* blocked_nr, sp and pc of its last sample, and its stack */

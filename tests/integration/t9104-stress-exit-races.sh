@@ -9,7 +9,10 @@
 #   - 'exits code 0 0.05', five times: a process that ends 50 ms in;
 #   - 'churn threads 2 8': 8 threads at a time created and exiting for
 #     2 s, thousands in all, most of them gone before or during their
-#     first sample.
+#     first sample: each lives for ~50 us of CPU time, so a tick (every
+#     100 us, and late while the controller handles the thread starts and
+#     ends) finds few of them in their work.  At least 100 samples (300 to
+#     5,000 in the default build, 200 to 2,600 in the sanitized one).
 # Nothing crashes or hangs; each run ends with the target's own status and
 # output, as without xprof, and its data file reports.
 # shellcheck source=../lib/lib.sh
@@ -50,6 +53,6 @@ else
 fi
 expect_exit 0 "$XPROF" report -i churn.data --folded -o churn.folded
 assert_folded_format churn.folded
-assert_samples_at_least "churn" 200 churn.folded
+assert_samples_at_least "churn" 100 churn.folded
 
 finish
