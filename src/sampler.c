@@ -311,7 +311,7 @@ static size_t copy_size(const struct sampler *s, const struct xp_thread *th)
 static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight)
 {
 	struct raw_sample *r = queue_slot(s);
-	uint64_t sp;
+	uint64_t sp, room;
 	size_t len;
 	ssize_t n;
 	int e;
@@ -346,6 +346,14 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 	}
 	sp = xp_regs_get(&r->regs, s->arch->dwarf_sp);
 	len = copy_size(s, th);
+	/*
+	 * Each page copied is pinned on its own (~0.6 us more for a window
+	 * that crosses into the next page): stop at the end of SP's page when
+	 * the last walk needed a good margin less than that.
+	 */
+	room = 4096 - (sp & 4095);
+	if (len > room && th->copy_need && th->copy_need + th->copy_need / 4 <= room)
+		len = room;
 	/* Short near the top of the stack: it stops at the first unreadable page. */
 	n = copy_memory(th->proc, r->copy, len, sp);
 	r->len = n > 0 ? (size_t)n : 0;
@@ -379,6 +387,7 @@ static void size_next_copy(struct sampler *s, struct xp_thread *th, const struct
 
 	if (!s->o->adaptive_copy)
 		return;
+	th->copy_need = (uint32_t)(used < UINT32_MAX ? used : UINT32_MAX);
 	cur = copy_size(s, th);
 	want = (used + used / 2 + 1023) & ~1023ull;
 	if (want < 2048)

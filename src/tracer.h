@@ -53,6 +53,7 @@ struct xp_thread {
 	uint64_t cpu_ns_sampled; /* on-CPU time at the last sample (read just after it) */
 	uint64_t wall_sampled;	 /* time of the last sample (ns since start) */
 	uint32_t copy_bytes;	 /* stack bytes to copy at its next sample (0: the default) */
+	uint32_t copy_need;	 /* stack bytes its last walk read */
 	uint64_t pending_weight; /* weight of the sample asked for by the last interrupt */
 	int64_t cpu_carry;	 /* CPU time its samples over- or under-covered so far (ns) */
 	bool blocked_since;	 /* a tick found it blocked in a call since its last sample */
