@@ -408,28 +408,23 @@ static void size_next_copy(struct sampler *s, struct xp_thread *th, const struct
 }
 
 /*
- * Whether the maps of @p may be read again.  Reading them is ~50 us; a
- * reload that did not help (a wild address, not a new library) doubles the
- * wait, up to a second, so a hostile stack cannot make us read them per
- * sample.
+ * Whether the maps of @p may be read again for a sample taken at @t.
+ * Reading them is ~50 us; a reload that did not help (a wild address, not
+ * a new library) doubles the wait, up to a second, so a hostile stack
+ * cannot make us read them per sample.  Until a reload has failed to help,
+ * maps read before the sample was taken may be read again at once: the
+ * first sample of a process can come within a millisecond of its exec,
+ * when the maps read at the exec lack the libraries ld.so maps after it
+ * (its stack stopped at main, once a run).
  */
-static bool maps_due(struct sampler *s, const struct xp_process *p)
+static bool maps_due(struct sampler *s, const struct xp_process *p, uint64_t t)
 {
-	return !p->exited &&
-	       rel_ns(s) - p->maps_loaded_at >= (p->maps_backoff ? p->maps_backoff : 1000000ull);
-}
+	uint64_t wait = p->maps_backoff ? p->maps_backoff : 1000000ull;
 
-/*
- * maps_due for a sample taken at @t: also when the maps were read before
- * it and no reload has failed to help since.  The first sample of a
- * process can come within a millisecond of its exec, when the maps read at
- * the exec lack the libraries ld.so maps after it (its stack stopped at
- * main, once a run).
- */
-static bool maps_due_for(struct sampler *s, const struct xp_process *p, uint64_t t)
-{
-	return maps_due(s, p) || (!p->exited && p->maps_loaded_at < t &&
-				  p->maps_backoff <= 1000000ull);
+	if (p->exited)
+		return false;
+	return rel_ns(s) - p->maps_loaded_at >= wait ||
+	       (p->maps_loaded_at < t && wait <= 1000000ull);
 }
 
 static bool maps_stale(struct sampler *s, struct xp_process *p, uint64_t pc)
@@ -467,7 +462,7 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	 * dlclose'd and another dlopen'ed at its address.  That check costs a
 	 * readlink, so it is made at most every 20 ms per process.
 	 */
-	if (maps_due_for(s, p, r->t) && (!addrspace_is_exec(&p->as, pc) || maps_stale(s, p, pc))) {
+	if (maps_due(s, p, r->t) && (!addrspace_is_exec(&p->as, pc) || maps_stale(s, p, pc))) {
 		load_maps(s, p, r->t);
 		maps_backoff(p, addrspace_is_exec(&p->as, pc));
 	}
@@ -487,7 +482,7 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	 * read (ld.so maps them after the exec event).  Read them again and
 	 * walk the same copy once more.
 	 */
-	if (unwinder_stats(s->unw)->unmapped != unmapped && maps_due_for(s, p, r->t)) {
+	if (unwinder_stats(s->unw)->unmapped != unmapped && maps_due(s, p, r->t)) {
 		load_maps(s, p, r->t);
 		memread_init(&m, p->pid, xp_regs_get(&r->regs, s->arch->dwarf_sp), r->copy, r->len);
 		unmapped = unwinder_stats(s->unw)->unmapped;
