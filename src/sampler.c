@@ -574,7 +574,7 @@ static int read_schedstat(struct xp_thread *th, uint64_t *cpu_ns, uint64_t *coun
 /* Weight of a sample of @th taken now, and whether it is due at all. */
 static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *weight)
 {
-	uint64_t count, progress, expect, moved;
+	uint64_t cpu_ns, count, progress, expect, moved;
 
 	if (s->o->mode == SAMPLER_WALL) {
 		if (!th->cpu_init) {
@@ -585,7 +585,7 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 		return true;
 	}
 	th->on_cpu = false;
-	if (read_schedstat(th, &th->cpu_ns, &count)) {
+	if (read_schedstat(th, &cpu_ns, &count)) {
 		*weight = s->period;
 		return th->schedstat_fd < 0;
 	}
@@ -600,7 +600,7 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 		th->cpu_init = true;
 		th->cpu_carry = (int64_t)s->period / 2;
 		if (s->o->kind == SAMPLER_ATTACH) {
-			th->cpu_ns_sampled = th->cpu_ns;
+			th->cpu_ns_sampled = cpu_ns;
 			th->sched_count = count;
 			return false;
 		}
@@ -627,9 +627,9 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 	 * without a sample, as a guard against stale counters, sampled 64
 	 * threads on 2 CPUs four times per period of their CPU time.)
 	 */
-	progress = th->cpu_ns > th->cpu_ns_sampled ? th->cpu_ns - th->cpu_ns_sampled : 0;
+	progress = cpu_ns > th->cpu_ns_sampled ? cpu_ns - th->cpu_ns_sampled : 0;
 	expect = th->resume_count + !th->resume_ran;
-	moved = th->cpu_ns > th->resume_cpu_ns ? th->cpu_ns - th->resume_cpu_ns : 0;
+	moved = cpu_ns > th->resume_cpu_ns ? cpu_ns - th->resume_cpu_ns : 0;
 	th->on_cpu = th->resume_known && count == expect && !moved;
 	if (th->resume_known &&
 	    (count == expect || (count == expect + 1 && moved < s->period / 8))) {
@@ -705,7 +705,7 @@ static void settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sa
 	r->weight = cpu_ns - th->cpu_ns_sampled;
 	th->cpu_ns_sampled = cpu_ns;
 	th->blocked_since = false;
-	/* Carry at most a period either way: a long run since the last sample is one sample. */
+	/* Carry at most four periods either way: a long run since the last sample is few samples. */
 	th->cpu_carry += (int64_t)r->weight - (int64_t)s->period;
 	if (th->cpu_carry > 4 * (int64_t)s->period)
 		th->cpu_carry = 4 * (int64_t)s->period;
@@ -862,7 +862,8 @@ static void drain_old_image(struct sampler *s, struct xp_process *p)
 	p->exited = exited;
 }
 
-static void handle_status(struct sampler *s, pid_t tid, int status)
+/* Returns whether this was the stop of one of our interrupts. */
+static bool handle_status(struct sampler *s, pid_t tid, int status)
 {
 	struct xp_thread *th = tracer_find(s->tr, tid);
 	struct tracer_event ev;
@@ -888,11 +889,11 @@ static void handle_status(struct sampler *s, pid_t tid, int status)
 			s->stopping = true;
 			s->st->end = SAMPLER_END_ROOT_EXITED;
 		}
-		return;
+		return wanted;
 	case TEV_STOP:
 		break;
 	default:
-		return;
+		return wanted;
 	}
 	th = ev.th;
 	/*
@@ -941,6 +942,7 @@ static void handle_status(struct sampler *s, pid_t tid, int status)
 		ev.child->proc->ppid = th->proc->pid;
 		report_process(s, ev.child->proc, 0, t);
 	}
+	return wanted;
 }
 
 static void status_line(struct sampler *s, bool final)
@@ -1108,17 +1110,13 @@ static void write_stats(struct sampler *s)
 static void drain_waits(struct sampler *s, bool *none_left, unsigned int max)
 {
 	unsigned int n = 0;
-	struct xp_thread *th;
 	pid_t tid = 0;
 	int status;
 
 	*none_left = false;
-	while (n < max && (tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
-		th = tracer_find(s->tr, tid);
-		if (!th || !th->sample_wanted)
+	while (n < max && (tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+		if (!handle_status(s, tid, status))
 			n++;
-		handle_status(s, tid, status);
-	}
 	if (tid < 0 && errno == ECHILD)
 		*none_left = true;
 }

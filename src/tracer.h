@@ -48,7 +48,6 @@ struct xp_thread {
 	int64_t blocked_nr;  /* system call it was blocked in when interrupted, -1: none */
 	int64_t last_sys_nr; /* blocked_nr, sp and pc of its last sample, and its stack */
 	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
-	uint64_t cpu_ns;	 /* on-CPU time at the last check */
 	uint64_t sched_count;	 /* times it was scheduled in, at the last check */
 	uint64_t cpu_ns_sampled; /* on-CPU time at the last sample (read just after it) */
 	uint64_t wall_sampled;	 /* time of the last sample (ns since start) */
