@@ -427,6 +427,19 @@ static bool maps_due(struct sampler *s, const struct xp_process *p, uint64_t t)
 	       (p->maps_loaded_at < t && wait <= 1000000ull);
 }
 
+/*
+ * Whether @pc is in anonymous executable memory (JIT code) and the maps of
+ * @p are older than SAMPLER_JIT_MAPS_NS.  Maps read once, early, missed a
+ * jitdump mapped just after: with samples only in the JIT's code they
+ * were never read again, and none of its symbols were collected.
+ */
+static bool in_jit_code(const struct sampler *s, const struct xp_process *p, uint64_t pc)
+{
+	const struct xp_map *m = addrspace_find(&p->as, pc);
+
+	return m && !m->path[0] && rel_ns(s) - p->maps_loaded_at >= SAMPLER_JIT_MAPS_NS;
+}
+
 static bool maps_stale(struct sampler *s, struct xp_process *p, uint64_t pc)
 {
 	uint64_t now = rel_ns(s);
@@ -460,9 +473,13 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	 * A pc outside every known executable mapping: something was mapped
 	 * since.  Inside one that now maps another file: a library was
 	 * dlclose'd and another dlopen'ed at its address.  That check costs a
-	 * readlink, so it is made at most every 20 ms per process.
+	 * readlink, so it is made at most every 20 ms per process.  Inside
+	 * anonymous executable memory: JIT code, which the JIT describes in
+	 * files it maps as it goes (a jitdump, found through the maps when the
+	 * process ends): maps older than 100 ms are read again.
 	 */
-	if (maps_due(s, p, r->t) && (!addrspace_is_exec(&p->as, pc) || maps_stale(s, p, pc))) {
+	if (maps_due(s, p, r->t) && (!addrspace_is_exec(&p->as, pc) || maps_stale(s, p, pc) ||
+				     in_jit_code(s, p, pc))) {
 		load_maps(s, p, r->t);
 		maps_backoff(p, addrspace_is_exec(&p->as, pc));
 	}

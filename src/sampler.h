@@ -51,6 +51,7 @@ struct sampler_opts {
 #define SAMPLER_STACK_BYTES (64 * 1024)
 #define SAMPLER_SPIN_NS	    100000
 #define SAMPLER_DRAIN_MAX   64 /* stops handled between two looks at the timer */
+#define SAMPLER_JIT_MAPS_NS 100000000 /* maps re-read at most this often for JIT code */
 /* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
 #define SAMPLER_STOP_FINE 1000
 #define SAMPLER_STOP_HIST (SAMPLER_STOP_FINE + 990)
