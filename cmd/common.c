@@ -13,7 +13,7 @@
 #include "version.h"
 #include "opt.h"
 #include "cmd.h"
-#include "arch/arch.h"
+#include "arch.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -64,7 +64,7 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	     "how to walk stacks (default auto: frame pointers, CFI where missing)", 0, 0, 0,
 	     common_call_graph_choices},
 	    {0, "max-depth", XP_OPT_UINT, &ro->max_depth, "<n>",
-	     "deepest stack kept, in frames (default 1024)", 1, 65536, 0, NULL},
+	     "deepest stack kept, in frames (default 1024)", 1, XP_MAX_DEPTH, 0, NULL},
 	    {0, "mode", XP_OPT_CHOICE, &ro->mode, "<cpu|wall>",
 	     "cpu: threads on CPU, weighted by CPU time (default); wall: every thread", 0, 0, 0,
 	     common_mode_choices},

@@ -16,8 +16,8 @@
 #include "out.h"
 #include "tracer.h"
 #include "unwind.h"
-#include "arch/arch.h"
-#include "symbolize/symbolize.h"
+#include "arch.h"
+#include "symbolize.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -70,7 +70,7 @@ int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
 	     .argh = "<n>",
 	     .help = "deepest stack shown, in frames (default 1024)",
 	     .min = 1,
-	     .max = 65536},
+	     .max = XP_MAX_DEPTH},
 	    {.type = XP_OPT_END},
 	};
 	uint64_t v;
@@ -301,15 +301,16 @@ static void print_frames(struct dump_thread *d, const struct xp_arch *arch, stru
 		struct sym_map sm;
 		const uint8_t *id = NULL;
 		size_t idlen = 0;
+		uint64_t addr = xp_lookup_pc(pcs[i], flags[i]);
 
 		if (!(flags[i] & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
-			xm = addrspace_find(as, sym_lookup_pc(pcs[i], flags[i]));
+			xm = addrspace_find(as, addr);
 		if (xm && xm->mod)
 			idlen = module_build_id(xm->mod, &id);
 		if (xm)
 			sm = (struct sym_map){xm->start, xm->end, xm->offset, xm->path, id, idlen};
 		/* An address in inlined code: the inlined functions first, then their host. */
-		for (f = symbolize_pc(sym, pid, xm ? &sm : NULL, pcs[i], flags[i]); f;
+		for (f = symbolize_pc(sym, pid, xm ? &sm : NULL, pcs[i], addr, flags[i]); f;
 		     f = f->caller) {
 			fputs("    ", stdout);
 			out_put_name(stdout, f->name);

@@ -13,8 +13,8 @@
 #include "opt.h"
 #include "out.h"
 #include "profile.h"
-#include "arch/arch.h"
-#include "symbolize/symbolize.h"
+#include "arch.h"
+#include "symbolize.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -291,7 +291,7 @@ struct resolver {
 };
 
 /*
- * Name a frame: find its mapping as of the sample (pc-1 rule included),
+ * Name a frame: find its mapping as of the sample at its lookup address,
  * then symbolize; an address in inlined code names the inlined functions
  * first, then the function holding them.
  */
@@ -306,15 +306,15 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	unsigned int n = 0;
 
 	if (!(req->flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
-		m = profile_find_mapping(r->p, req->pid, req->t,
-					 sym_lookup_pc(req->pc, req->flags));
+		m = profile_find_mapping(r->p, req->pid, req->t, req->addr);
 	if (m)
 		sm = (struct sym_map){m->start, m->end,	     m->offset,
 				      m->path,	m->build_id, m->build_id_len};
 	if (m && r->symfs && m->path && m->path[0] == '/' &&
 	    (size_t)snprintf(path, sizeof(path), "%s%s", r->symfs, m->path) < sizeof(path))
 		sm.path = path;
-	for (f = symbolize_pc(r->sym, req->pid, m ? &sm : NULL, req->pc, req->flags); f && n < max;
+	for (f = symbolize_pc(r->sym, req->pid, m ? &sm : NULL, req->pc, req->addr,
+				  req->flags); f && n < max;
 	     f = f->caller)
 		labels[n++] = f->name;
 	return n;

@@ -12,7 +12,7 @@
 #include "err.h"
 #include "hash.h"
 #include "profile.h"
-#include "unwind.h"
+#include "dataformat.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -321,14 +321,12 @@ static unsigned int hex_label(const struct agg_frame_req *req, const char **labe
 }
 
 /* Where frame @f of @g's stack came from. */
-static struct agg_loc frame_loc(const struct profile *p, const struct group *g,
-				const struct profile_stack *st, uint32_t f)
+static struct agg_loc frame_loc(const struct profile *p, const struct agg_frame_req *req)
 {
-	uint8_t flags = st->flags[f];
-	struct agg_loc l = {NULL, unwind_lookup_pc(st->pcs[f], flags), flags, 0};
+	struct agg_loc l = {NULL, req->addr, req->flags, 0};
 
-	if (!(flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
-		l.map = profile_find_mapping(p, g->pid, g->t, l.addr);
+	if (!(req->flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
+		l.map = profile_find_mapping(p, req->pid, req->t, l.addr);
 	return l;
 }
 
@@ -387,7 +385,9 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 			n++;
 		}
 		for (f = st->nr; f-- > 0;) {
-			struct agg_frame_req req = {g->pid, g->t, st->pcs[f], st->flags[f]};
+			struct agg_frame_req req = {g->pid, g->t, st->pcs[f],
+						    xp_lookup_pc(st->pcs[f], st->flags[f]),
+						    st->flags[f]};
 			unsigned int k;
 			uint32_t first = n;
 
@@ -406,7 +406,7 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 			while (k--)
 				frames[n++] = intern(a, &names, labels[k]);
 			if (with_locs) {
-				struct agg_loc l = frame_loc(p, g, st, f);
+				struct agg_loc l = frame_loc(p, &req);
 				uint32_t id, j;
 
 				l.name = frames[first];

@@ -24,6 +24,7 @@ struct agg_frame_req {
 	pid_t pid;
 	uint64_t t;    /* time of a sample of the group; every sample in it resolves alike */
 	uint64_t pc;   /* as recorded */
+	uint64_t addr; /* where it is looked up: xp_lookup_pc(pc, flags), computed once */
 	uint8_t flags; /* enum xp_frame_flags */
 };
 

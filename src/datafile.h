@@ -4,7 +4,8 @@
  * A fixed header (magic, version, endianness, e_machine) followed by an
  * append-only stream of length-prefixed records.  All integers are
  * little-endian on disk.  The format is documented in doc/data-format.md and
- * xprof-data(5).
+ * xprof-data(5); what a frame's flags mean, the deepest stack and the pc-1
+ * rule are in dataformat.h, included here, which readers outside src/ share.
  *
  * Writer: buffers records in memory and write(2)s them out on
  * df_writer_flush (the sampler flushes at least once a second), so a killed
@@ -18,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "dataformat.h"
 
 #define DF_MAGIC	 "XPROFDAT"
 #define DF_MAGIC_LEN	 8

@@ -11,7 +11,7 @@
  * which is why CFI is always preferred.
  */
 #include "insn.h"
-#include "arch/arch.h"
+#include "arch.h"
 #include "err.h"
 #include "module.h"
 

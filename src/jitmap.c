@@ -14,7 +14,6 @@
 #include "err.h"
 #include "hash.h"
 #include "stacktab.h"
-#include "unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -555,7 +554,7 @@ static uint64_t *sampled_pcs(const struct stacktab *t, size_t *nr)
 	for (i = 0; i < t->pool_nr; i++) {
 		if (t->flags[i] & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED))
 			continue;
-		pcs[n++] = unwind_lookup_pc(t->pcs[i], t->flags[i]);
+		pcs[n++] = xp_lookup_pc(t->pcs[i], t->flags[i]);
 	}
 	qsort(pcs, n, sizeof(*pcs), cmp_u64);
 	for (i = 0, k = 0; i < n; i++)

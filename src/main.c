@@ -7,7 +7,7 @@
  */
 #include "err.h"
 #include "version.h"
-#include "../cmd/cmd.h"
+#include "cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -13,7 +13,7 @@
 #include "jitmap.h"
 #include "vdso.h"
 #include "err.h"
-#include "arch/arch.h"
+#include "arch.h"
 
 #include <sched.h>
 #include <errno.h>

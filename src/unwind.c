@@ -25,7 +25,7 @@
  */
 #include "unwind.h"
 #include "addrspace.h"
-#include "arch/arch.h"
+#include "arch.h"
 #include "err.h"
 #include "insn.h"
 #include "memread.h"
@@ -540,7 +540,7 @@ static int uw_step(struct uw_walk *w, const struct uw_frame *f, struct uw_frame 
 {
 	enum unwind_mode mode = w->u->mode;
 	const struct cfi_row *row;
-	uint64_t lookup = unwind_lookup_pc(f->pc, f->exact ? XP_FRAME_EXACT : 0);
+	uint64_t lookup = xp_lookup_pc(f->pc, f->exact ? XP_FRAME_EXACT : 0);
 	int ret;
 
 	*cfi = false;

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "dataformat.h"
+
 struct xp_arch;
 struct xp_regs;
 struct memread;
@@ -21,25 +23,6 @@ enum unwind_mode {
 	UNWIND_FP,    /* frame pointers only (innermost frame fixed with CFI/prologue analysis) */
 	UNWIND_DWARF, /* CFI for every frame */
 };
-
-/* Per-frame flags stored beside each pc (in the data file too). */
-enum xp_frame_flags {
-	XP_FRAME_EXACT = 1 << 0, /* pc is exact (innermost or interrupted), not a return address */
-	XP_FRAME_SYSCALL = 1 << 1,   /* "pc" is a system call number: leaf of a blocked thread */
-	XP_FRAME_TRUNCATED = 1 << 2, /* marker at the root: the walk hit --max-depth */
-	XP_FRAME_CFI = 1 << 3,	     /* this frame's caller was found with CFI (diagnostics) */
-};
-
-/*
- * The address to look up (CFI, symbols, lines) for frame @pc with @flags:
- * a return address (not XP_FRAME_EXACT) may follow a call that never
- * returns and so point into the next function, so it is looked up at
- * pc - 1 (eu-stack's pc_adjusted).  The one place this rule is written.
- */
-static inline uint64_t unwind_lookup_pc(uint64_t pc, uint8_t flags)
-{
-	return flags & XP_FRAME_EXACT || !pc ? pc : pc - 1;
-}
 
 struct unwind_stats {
 	uint64_t stacks, frames, frames_fp, frames_cfi, truncated, bad_frames;

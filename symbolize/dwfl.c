@@ -1190,9 +1190,9 @@ static struct sym_frame *lookup_jit(struct symbolizer *s, pid_t pid, uint64_t lo
 }
 
 const struct sym_frame *symbolize_pc(struct symbolizer *s, pid_t pid, const struct sym_map *map,
-				     uint64_t pc, unsigned int frame_flags)
+				     uint64_t pc, uint64_t look, unsigned int frame_flags)
 {
-	uint64_t look = sym_lookup_pc(pc, frame_flags), key = pc;
+	uint64_t key = pc;
 	uint8_t exact = look == pc;
 	const char *sc;
 	struct sym_frame *f;

@@ -31,20 +31,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "unwind.h"
-
-/*
- * The pc-1 rule.  A frame that is not exact holds a return address: the
- * instruction after the call.  That may be the first byte of the next
- * function or line (a call to a noreturn function ends its caller), so the
- * call is looked up at pc - 1, inside the call instruction (eu-stack's
- * pc_adjusted; DWARF 5, section 6.4.4).  Use it for every lookup of a
- * frame: the mapping as well as the symbol.
- */
-static inline uint64_t sym_lookup_pc(uint64_t pc, unsigned int frame_flags)
-{
-	return (frame_flags & XP_FRAME_EXACT) || pc == 0 ? pc : pc - 1;
-}
+#include "dataformat.h"
 
 struct sym_opts {
 	bool lines;	  /* also look up DWARF file:line (loads .debug_line) */
@@ -128,13 +115,14 @@ void symbolizer_add_vdso(struct symbolizer *s, const void *image, size_t len);
 
 /*
  * Symbolize frame @pc (as recorded) of process @pid with frame flags
- * @frame_flags (enum xp_frame_flags; the pc-1 rule is applied here) that
- * fell in @map (NULL: no mapping).  Returns the innermost frame; follow
- * ->caller for the functions it was inlined into.  Never fails: an
+ * @frame_flags (enum xp_frame_flags) that fell in @map (NULL: no mapping).
+ * @addr is where it is looked up, xp_lookup_pc(@pc, @frame_flags), which
+ * the caller computed once to find @map.  Returns the innermost frame;
+ * follow ->caller for the functions it was inlined into.  Never fails: an
  * address that cannot be named gets a module+offset or 0x label.  May
  * print a warning the first time a module is used.
  */
 const struct sym_frame *symbolize_pc(struct symbolizer *s, pid_t pid, const struct sym_map *map,
-				     uint64_t pc, unsigned int frame_flags);
+				     uint64_t pc, uint64_t addr, unsigned int frame_flags);
 
 #endif

@@ -9,7 +9,7 @@
 #include "jitmap.h"
 #include "datafile.h"
 #include "stacktab.h"
-#include "unwind.h"
+#include "dataformat.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/err.c on hostile input: messages never carry a control character
+ * lib/err.c on hostile input: messages never carry a control character
  * (newline, escape) from their subject, and xp_open_regular opens regular
  * files only, without blocking on a FIFO or opening a device.
  */

@@ -12,7 +12,7 @@
 #include "datafile.h"
 #include "profile.h"
 #include "stacktab.h"
-#include "unwind.h"
+#include "dataformat.h"
 
 #include "stderr_capture.h"
 #include "t.h"

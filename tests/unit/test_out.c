@@ -36,7 +36,7 @@ static const struct {
 static unsigned int table_resolve(void *ctx, const struct agg_frame_req *req, const char **labels,
 				  unsigned int max)
 {
-	uint64_t pc = sym_lookup_pc(req->pc, req->flags);
+	uint64_t pc = xp_lookup_pc(req->pc, req->flags);
 	static char hex[32];
 	size_t i;
 
@@ -879,7 +879,7 @@ static const char *pp_func_name(const struct pp *pp, uint64_t id)
 static unsigned int inline_resolve(void *ctx, const struct agg_frame_req *req, const char **labels,
 				   unsigned int max)
 {
-	uint64_t pc = sym_lookup_pc(req->pc, req->flags);
+	uint64_t pc = xp_lookup_pc(req->pc, req->flags);
 
 	if (pc >= 0x4000 && pc < 0x5000 && max >= 2) {
 		labels[0] = "inlined_leaf"; /* innermost first */

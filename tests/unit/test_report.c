@@ -8,7 +8,7 @@
 #include "profile.h"
 #include "opt.h"
 #include "out.h"
-#include "unwind.h"
+#include "dataformat.h"
 #include "../cmd/cmd.h"
 
 #include "stderr_capture.h"

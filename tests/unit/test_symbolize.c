@@ -232,26 +232,34 @@ static int load_self(struct profile *p, const uint8_t *id, size_t idlen)
 	return ret;
 }
 
+/* symbolize_pc with the lookup address computed here, once. */
+static const struct sym_frame *sym_pc(struct symbolizer *s, pid_t pid, const struct sym_map *map,
+				      uint64_t pc, unsigned int flags)
+{
+	return symbolize_pc(s, pid, map, pc, xp_lookup_pc(pc, flags), flags);
+}
+
 static const struct sym_frame *sym_at(struct symbolizer *s, const struct profile *p, uint64_t pc,
 				      unsigned int flags)
 {
 	const struct profile_mapping *m =
-	    profile_find_mapping(p, 4242, 1000, sym_lookup_pc(pc, flags));
+	    profile_find_mapping(p, 4242, 1000, xp_lookup_pc(pc, flags));
 	struct sym_map sm;
 
 	if (m)
 		sm = (struct sym_map){m->start, m->end,	     m->offset,
 				      m->path,	m->build_id, m->build_id_len};
-	return symbolize_pc(s, 4242, m ? &sm : NULL, pc, flags);
+	return sym_pc(s, 4242, m ? &sm : NULL, pc, flags);
 }
 
+/* The pc-1 rule of dataformat.h, for every flag combination that matters. */
 static int test_pc_minus_one_rule(void)
 {
-	T_EQ_U64(sym_lookup_pc(0x1000, XP_FRAME_EXACT), 0x1000);
-	T_EQ_U64(sym_lookup_pc(0x1000, 0), 0xfff);
-	T_EQ_U64(sym_lookup_pc(0x1000, XP_FRAME_CFI), 0xfff);
-	T_EQ_U64(sym_lookup_pc(0x1000, XP_FRAME_EXACT | XP_FRAME_CFI), 0x1000);
-	T_EQ_U64(sym_lookup_pc(0, 0), 0);
+	T_EQ_U64(xp_lookup_pc(0x1000, XP_FRAME_EXACT), 0x1000);
+	T_EQ_U64(xp_lookup_pc(0x1000, 0), 0xfff);
+	T_EQ_U64(xp_lookup_pc(0x1000, XP_FRAME_CFI), 0xfff);
+	T_EQ_U64(xp_lookup_pc(0x1000, XP_FRAME_EXACT | XP_FRAME_CFI), 0x1000);
+	T_EQ_U64(xp_lookup_pc(0, 0), 0);
 	return T_OK;
 }
 
@@ -366,12 +374,12 @@ static int test_unresolved(void)
 	const char *n1, *n2, *n3, *n4, *n5, *n6, *err;
 
 	cap_begin();
-	n1 = symbolize_pc(s, 1, &missing, 0x10010, XP_FRAME_EXACT)->name;
-	n2 = symbolize_pc(s, 1, &missing, 0x10020, 0)->name;
-	n3 = symbolize_pc(s, 1, &vdso, 0x30100, XP_FRAME_EXACT)->name;
-	n4 = symbolize_pc(s, 1, NULL, 0x1234, 0)->name;
-	n5 = symbolize_pc(s, 1, NULL, 0x1234, XP_FRAME_TRUNCATED)->name;
-	n6 = symbolize_pc(s, 1, NULL, 231, XP_FRAME_SYSCALL)->name;
+	n1 = sym_pc(s, 1, &missing, 0x10010, XP_FRAME_EXACT)->name;
+	n2 = sym_pc(s, 1, &missing, 0x10020, 0)->name;
+	n3 = sym_pc(s, 1, &vdso, 0x30100, XP_FRAME_EXACT)->name;
+	n4 = sym_pc(s, 1, NULL, 0x1234, 0)->name;
+	n5 = sym_pc(s, 1, NULL, 0x1234, XP_FRAME_TRUNCATED)->name;
+	n6 = sym_pc(s, 1, NULL, 231, XP_FRAME_SYSCALL)->name;
 	err = cap_end();
 	T_EQ_STR(n1, "libgone.so.1+0x3010");
 	/* The raw address is shown; only the lookup uses pc - 1. */
@@ -399,8 +407,8 @@ static int test_not_regular(void)
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	T_EQ_U64(mkfifo(fifo, 0600), 0);
 	cap_begin();
-	T_EQ_STR(symbolize_pc(s, 1, &map, 0x10010, XP_FRAME_EXACT)->name, "fifo+0x10");
-	T_EQ_STR(symbolize_pc(s, 1, &dev, 0x30010, XP_FRAME_EXACT)->name, "0x30010");
+	T_EQ_STR(sym_pc(s, 1, &map, 0x10010, XP_FRAME_EXACT)->name, "fifo+0x10");
+	T_EQ_STR(sym_pc(s, 1, &dev, 0x30010, XP_FRAME_EXACT)->name, "0x30010");
 	err = cap_end();
 	T_ASSERT(strstr(err, "/fifo': not a regular file; its frames are shown as fifo+offset"));
 	T_EQ_U64(cap_lines(err), 1);
@@ -522,25 +530,25 @@ static int test_jit_symbols(void)
 	symbolizer_add_jit(s, 7, 0x7000200, 0, "empty");
 	symbolizer_add_jit_line(s, 7, 0x7000000, 0x7000010, "script.js", 12);
 	cap_begin();
-	f = symbolize_pc(s, 7, &anon, 0x7000004, XP_FRAME_EXACT);
+	f = sym_pc(s, 7, &anon, 0x7000004, XP_FRAME_EXACT);
 	T_EQ_U64(f->kind, SYM_JIT);
 	T_EQ_STR(f->name, "old_code");
 	T_EQ_U64(f->offset, 4);
 	T_EQ_STR(f->file, "script.js");
 	T_EQ_U64(f->line, 12);
 	T_ASSERT(!f->module && !f->caller);
-	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000090, XP_FRAME_EXACT)->name, "newer_code");
-	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x70000c0, XP_FRAME_EXACT)->name, "old_code");
+	T_EQ_STR(sym_pc(s, 7, &anon, 0x7000090, XP_FRAME_EXACT)->name, "newer_code");
+	T_EQ_STR(sym_pc(s, 7, &anon, 0x70000c0, XP_FRAME_EXACT)->name, "old_code");
 	/* A return address just past a symbol is looked up at pc - 1, inside it. */
-	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x70000c0, 0)->name, "newer_code");
-	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000100, XP_FRAME_EXACT)->name, "0x7000100");
-	T_EQ_STR(symbolize_pc(s, 7, &anon, 0x7000200, XP_FRAME_EXACT)->name, "0x7000200");
-	T_EQ_STR(symbolize_pc(s, 7, &memfd, 0x7100004, XP_FRAME_EXACT)->name, "in_memfd");
-	T_EQ_STR(symbolize_pc(s, 7, NULL, 0x900008, XP_FRAME_EXACT)->name, "unmapped");
-	T_EQ_STR(symbolize_pc(s, 8, &anon, 0x7000004, XP_FRAME_EXACT)->name, "other_pid");
-	T_EQ_STR(symbolize_pc(s, 9, &anon, 0x7000004, XP_FRAME_EXACT)->name, "0x7000004");
+	T_EQ_STR(sym_pc(s, 7, &anon, 0x70000c0, 0)->name, "newer_code");
+	T_EQ_STR(sym_pc(s, 7, &anon, 0x7000100, XP_FRAME_EXACT)->name, "0x7000100");
+	T_EQ_STR(sym_pc(s, 7, &anon, 0x7000200, XP_FRAME_EXACT)->name, "0x7000200");
+	T_EQ_STR(sym_pc(s, 7, &memfd, 0x7100004, XP_FRAME_EXACT)->name, "in_memfd");
+	T_EQ_STR(sym_pc(s, 7, NULL, 0x900008, XP_FRAME_EXACT)->name, "unmapped");
+	T_EQ_STR(sym_pc(s, 8, &anon, 0x7000004, XP_FRAME_EXACT)->name, "other_pid");
+	T_EQ_STR(sym_pc(s, 9, &anon, 0x7000004, XP_FRAME_EXACT)->name, "0x7000004");
 	/* A file mapping is the file's business, whatever a perf map says. */
-	T_EQ_STR(symbolize_pc(s, 7, &file, 0x400010, XP_FRAME_EXACT)->name, "app+0x10");
+	T_EQ_STR(sym_pc(s, 7, &file, 0x400010, XP_FRAME_EXACT)->name, "app+0x10");
 	cap_end();
 	symbolizer_free(s);
 	return T_OK;
@@ -556,9 +564,9 @@ static int test_syscall_names(void)
 	struct sym_opts opts = {.syscall_name = fake_syscall_name};
 	struct symbolizer *s = symbolizer_new(&opts);
 
-	T_EQ_STR(symbolize_pc(s, 1, NULL, 35, XP_FRAME_SYSCALL)->name, "[syscall] nanosleep");
-	T_EQ_STR(symbolize_pc(s, 1, NULL, 99999, XP_FRAME_SYSCALL)->name, "[syscall] 99999");
-	T_EQ_U64(symbolize_pc(s, 1, NULL, 35, XP_FRAME_SYSCALL)->kind, SYM_MARKER);
+	T_EQ_STR(sym_pc(s, 1, NULL, 35, XP_FRAME_SYSCALL)->name, "[syscall] nanosleep");
+	T_EQ_STR(sym_pc(s, 1, NULL, 99999, XP_FRAME_SYSCALL)->name, "[syscall] 99999");
+	T_EQ_U64(sym_pc(s, 1, NULL, 35, XP_FRAME_SYSCALL)->kind, SYM_MARKER);
 	symbolizer_free(s);
 	return T_OK;
 }
@@ -632,10 +640,10 @@ static int test_vdso_image(void)
 	symbolizer_add_vdso(s, other, sizeof(other)); /* no mapping of its size */
 	symbolizer_add_vdso(s, img, end - start);
 	cap_begin();
-	T_ASSERT(strstr(symbolize_pc(s, 1, &vdso, vdso.start + off + 1, XP_FRAME_EXACT)->name,
+	T_ASSERT(strstr(sym_pc(s, 1, &vdso, vdso.start + off + 1, XP_FRAME_EXACT)->name,
 			"clock_gettime"));
-	T_EQ_STR(symbolize_pc(s, 1, &vdso, vdso.start + off + 1, XP_FRAME_EXACT)->module, "[vdso]");
-	T_ASSERT(!strncmp(symbolize_pc(none, 1, &vdso, vdso.start + off, XP_FRAME_EXACT)->name,
+	T_EQ_STR(sym_pc(s, 1, &vdso, vdso.start + off + 1, XP_FRAME_EXACT)->module, "[vdso]");
+	T_ASSERT(!strncmp(sym_pc(none, 1, &vdso, vdso.start + off, XP_FRAME_EXACT)->name,
 			  "[vdso]+0x", 9));
 	err = cap_end();
 	T_EQ_STR(err, "");

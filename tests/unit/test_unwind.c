@@ -239,16 +239,6 @@ static int test_truncated(void)
 	return T_OK;
 }
 
-/* Frames other than activations look up pc - 1. */
-static int test_lookup_pc(void)
-{
-	T_EQ_U64(unwind_lookup_pc(0x1000, XP_FRAME_EXACT), 0x1000);
-	T_EQ_U64(unwind_lookup_pc(0x1000, 0), 0xfff);
-	T_EQ_U64(unwind_lookup_pc(0x1000, XP_FRAME_CFI), 0xfff);
-	T_EQ_U64(unwind_lookup_pc(0, 0), 0);
-	return T_OK;
-}
-
 /* DWARF mode needs CFI: with no ELF file behind the code it stops after the pc. */
 static int test_dwarf_needs_cfi(void)
 {
@@ -264,5 +254,5 @@ static int test_dwarf_needs_cfi(void)
 }
 
 T_MAIN(T_CASE(test_chain), T_CASE(test_clean_end), T_CASE(test_cycle), T_CASE(test_bad_fp),
-       T_CASE(test_unreadable), T_CASE(test_truncated), T_CASE(test_lookup_pc),
+       T_CASE(test_unreadable), T_CASE(test_truncated),
        T_CASE(test_dwarf_needs_cfi))

@@ -146,7 +146,7 @@ static int load_maps_as(struct live *l, const char *real, const char *copy)
 /* Symbol name for a frame, "?" when unknown. */
 static const char *frame_name(struct live *l, uint64_t pc, uint8_t flags)
 {
-	uint64_t addr = unwind_lookup_pc(pc, flags), vaddr, start, size;
+	uint64_t addr = xp_lookup_pc(pc, flags), vaddr, start, size;
 	struct xp_map *m = addrspace_find(&l->as, addr);
 	const char *name;
 

@@ -6,8 +6,8 @@
  * directory may use it.  Not for anything adversarial beyond table
  * placement: a hostile data file can at worst make lookups slower.
  */
-#ifndef XPROF_SRC_HASH_H
-#define XPROF_SRC_HASH_H
+#ifndef XPROF_LIB_HASH_H
+#define XPROF_LIB_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * the "xprof: " prefix because a launched command shares that stream.  This
  * file does not decide exit codes; only cmd/ and main.c do.
  */
-#ifndef XPROF_SRC_ERR_H
-#define XPROF_SRC_ERR_H
+#ifndef XPROF_LIB_ERR_H
+#define XPROF_LIB_ERR_H
 
 #include <stdarg.h>
 

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The part of the data file's contract (doc/data-format.md) that readers
+ * outside src/ need too: what a frame's flags mean, how deep a recorded
+ * stack can be, and where a frame is looked up (the pc-1 rule).  The
+ * recorder writes frames by these rules (src/unwind.c, src/sampler.c); the
+ * report side (aggregation, symbolize/, dump) reads them by the same ones.
+ * Plain types and one inline function: any folder may include it.
+ */
+#ifndef XPROF_LIB_DATAFORMAT_H
+#define XPROF_LIB_DATAFORMAT_H
+
+#include <stdint.h>
+
+/* Per-frame flags stored beside each pc of a STACK record. */
+enum xp_frame_flags {
+	XP_FRAME_EXACT = 1 << 0, /* pc is exact (innermost or interrupted), not a return address */
+	XP_FRAME_SYSCALL = 1 << 1,   /* "pc" is a system call number: leaf of a blocked thread */
+	XP_FRAME_TRUNCATED = 1 << 2, /* marker at the root: the walk hit --max-depth */
+	XP_FRAME_CFI = 1 << 3,	     /* this frame's caller was found with CFI (diagnostics) */
+};
+
+/*
+ * The most frames the recorder keeps in one stack (--max-depth's ceiling),
+ * not counting the XP_FRAME_TRUNCATED marker that may follow them.  A
+ * deeper stack in a data file was not written by xprof.
+ */
+#define XP_MAX_DEPTH 65536u
+
+/*
+ * The address to look up (CFI, mapping, symbol, line) for frame @pc with
+ * @flags.  A frame that is not XP_FRAME_EXACT holds a return address: the
+ * instruction after the call.  That may be the first byte of the next
+ * function or line (a call to a noreturn function ends its caller), so the
+ * call is looked up at pc - 1, inside the call instruction (eu-stack's
+ * pc_adjusted; DWARF 5, section 6.4.4).  The one place this rule is
+ * written; compute it once per frame and pass the result along.
+ */
+static inline uint64_t xp_lookup_pc(uint64_t pc, unsigned int flags)
+{
+	return (flags & XP_FRAME_EXACT) || pc == 0 ? pc : pc - 1;
+}
+
+#endif
