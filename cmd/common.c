@@ -6,6 +6,7 @@
  * evsel__open_strerror does).
  */
 #include "common.h"
+#include "ctl.h"
 #include "err.h"
 #include "datafile.h"
 #include "sampler.h"
@@ -103,11 +104,7 @@ void common_block_signals(void)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	ctl_signal_set(&set, true);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
@@ -155,10 +152,10 @@ void common_print_summary(const struct sampler_opts *o, const struct sampler_sta
 		(unsigned long long)st->samples, secs, secs > 0 ? (double)st->samples / secs : 0.0,
 		(unsigned long long)o->freq_hz, (unsigned long long)st->late_ticks,
 		(unsigned long long)st->failed, (unsigned long long)t->threads_seen,
-		(unsigned long long)t->procs_seen, (double)sampler_stop_percentile(st, 50) / 1e3,
-		(double)sampler_stop_percentile(st, 99) / 1e3,
-		(double)sampler_hist_percentile(st->held_hist, st->held_ns_max, 50) / 1e3,
-		(double)sampler_hist_percentile(st->held_hist, st->held_ns_max, 99) / 1e3, output,
+		(unsigned long long)t->procs_seen, (double)schedule_hist_percentile(st->stop_hist, st->stop_ns_max, 50) / 1e3,
+		(double)schedule_hist_percentile(st->stop_hist, st->stop_ns_max, 99) / 1e3,
+		(double)schedule_hist_percentile(st->held_hist, st->held_ns_max, 50) / 1e3,
+		(double)schedule_hist_percentile(st->held_hist, st->held_ns_max, 99) / 1e3, output,
 		human_bytes(bytes, size, sizeof(size)));
 }
 

@@ -10,10 +10,14 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "addrspace.h"
+#include "ctl.h"
 #include "err.h"
 #include "memread.h"
 #include "opt.h"
 #include "out.h"
+#include "procfs.h"
+#include "stackcopy.h"
 #include "tracer.h"
 #include "unwind.h"
 #include "arch.h"
@@ -26,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,16 +107,6 @@ struct dump_thread {
 	size_t len;
 };
 
-static void read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = 0;
-}
-
 static int cmp_tid(const void *a, const void *b)
 {
 	pid_t x = ((const struct dump_thread *)a)->tid, y = ((const struct dump_thread *)b)->tid;
@@ -123,16 +116,8 @@ static int cmp_tid(const void *a, const void *b)
 
 static void describe_thread(pid_t pid, struct dump_thread *d)
 {
-	char path[80], buf[512], *rp;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)d->tid);
-	read_small(path, d->comm, sizeof(d->comm));
-	d->comm[strcspn(d->comm, "\n")] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)d->tid);
-	read_small(path, buf, sizeof(buf));
-	/* The state follows the last ')' of the comm field (proc(5)). */
-	rp = strrchr(buf, ')');
-	d->state = rp && rp[1] == ' ' ? rp[2] : '?';
+	procfs_comm(pid, d->tid, d->comm, sizeof(d->comm));
+	d->state = procfs_task_state(pid, d->tid);
 }
 
 /* Every thread of @pid in /proc, described, into *@d (grown).  Returns how many. */
@@ -184,38 +169,16 @@ static const char *state_name(char state)
 	}
 }
 
-/* In a ptrace-stop: registers and one copy of the stack from SP (as the sampler does). */
-static void take(const struct xp_arch *arch, pid_t pid, struct dump_thread *d)
+/* In a ptrace-stop: registers and one copy of the stack from SP, as the sampler takes them. */
+static void take(const struct xp_arch *arch, struct stackcopy_src *mem, struct dump_thread *d)
 {
-	struct iovec local, remote;
-	uint64_t sp;
-	ssize_t n;
-
 	d->taken = true;
 	d->err = arch->regs_read(d->tid, &d->regs);
 	if (d->err)
 		return;
-	sp = xp_regs_get(&d->regs, arch->dwarf_sp);
 	d->copy = xp_malloc(DUMP_STACK_BYTES);
-	local.iov_base = d->copy;
-	remote.iov_base = (void *)(uintptr_t)sp;
-	local.iov_len = remote.iov_len = DUMP_STACK_BYTES;
-	/* Short near the top of the stack; if the window fails as a whole, to the end of SP's page.
-	 */
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n <= 0 && sp) {
-		local.iov_len = remote.iov_len = 4096 - (sp & 4095);
-		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	}
-	d->len = n > 0 ? (size_t)n : 0;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	d->len = stackcopy_take(mem, d->copy, DUMP_STACK_BYTES,
+				xp_regs_get(&d->regs, arch->dwarf_sp), 0);
 }
 
 static struct dump_thread *find(struct dump_thread *d, size_t nr, pid_t tid)
@@ -236,8 +199,11 @@ static struct dump_thread *find(struct dump_thread *d, size_t nr, pid_t tid)
 static void stop_and_copy(struct tracer *t, const struct xp_arch *arch, pid_t pid,
 			  struct dump_thread *d, size_t nr)
 {
-	uint64_t deadline = now_ms() + DUMP_TIMEOUT_MS;
+	uint64_t deadline = ctl_now_ns() + DUMP_TIMEOUT_MS * 1000000ull;
+	struct stackcopy_src mem;
 	size_t pending = 0, i;
+
+	stackcopy_init(&mem, pid);
 
 	for (i = 0; i < nr; i++) {
 		struct xp_thread *th = tracer_find(t, d[i].tid);
@@ -247,7 +213,7 @@ static void stop_and_copy(struct tracer *t, const struct xp_arch *arch, pid_t pi
 		else
 			d[i].gone = true;
 	}
-	while (pending && now_ms() < deadline) {
+	while (pending && ctl_now_ns() < deadline) {
 		struct tracer_event ev;
 		struct dump_thread *dt;
 		int status;
@@ -276,12 +242,13 @@ static void stop_and_copy(struct tracer *t, const struct xp_arch *arch, pid_t pi
 			continue;
 		/* Any stop will do: a signal-delivery stop has the registers too. */
 		if (dt && !dt->taken && !dt->gone) {
-			take(arch, pid, dt);
+			take(arch, &mem, dt);
 			pending--;
 		}
 		if (tracer_finish_stop(t, &ev))
 			xp_debug(1, "cannot resume tid %d: %s", (int)tid, strerror(errno));
 	}
+	stackcopy_close(&mem);
 }
 
 static void print_frames(struct dump_thread *d, const struct xp_arch *arch, struct unwinder *u,
@@ -356,83 +323,54 @@ static void print_process(pid_t pid, const char *comm)
 	putchar('\n');
 }
 
-int cmd_dump(int argc, char **argv)
+/*
+ * Seize every thread of @pid into @t; @d lists them, described from /proc
+ * before the seizure (once seized, a stopped thread shows as traced, 't',
+ * rather than stopped, 'T'), then any born since.  0, or 1 after a printed
+ * error (nothing left attached).
+ */
+static int dump_attach(struct tracer *t, pid_t pid, struct dump_thread **d, size_t *nr)
 {
-	struct dump_opts opts = DUMP_OPTS_INIT;
-	const struct xp_arch *arch = xp_arch_host();
-	struct dump_thread *d = NULL;
-	struct xp_process *proc;
-	struct xp_thread *th;
-	struct symbolizer *sym;
-	struct unwinder *u;
-	struct tracer t;
-	struct sym_opts so = {.lines = true};
-	sigset_t block, old;
-	char what[64];
 	unsigned long it = 0, alloc = 0;
-	size_t nr = 0, i, dumped = 0;
-	int ret, e, lost;
+	struct xp_thread *th;
+	char what[64];
+	int e;
 
-	ret = dump_parse_args(argc, argv, &opts);
-	if (ret == XP_PARSE_HELP)
-		return 0;
-	if (ret)
-		return ret;
-	if (common_check_target(opts.pid, "dump"))
-		return 1;
-	/* Ctrl-C while threads are stopped takes effect once they are released. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &old);
-
-	/*
-	 * Names and states from /proc before attaching: once seized, a stopped
-	 * thread shows as traced ('t') rather than stopped ('T').
-	 */
-	nr = list_threads(opts.pid, &d, &alloc);
-	tracer_init(&t, 0);
-	e = tracer_attach(&t, opts.pid);
+	*nr = list_threads(pid, d, &alloc);
+	e = tracer_attach(t, pid);
 	if (e) {
-		snprintf(what, sizeof(what), "attach to pid %d", (int)opts.pid);
+		snprintf(what, sizeof(what), "attach to pid %d", (int)pid);
 		if (e == -EINVAL)
-			xp_error("cannot dump %d: it is a thread id, not a process id",
-				 (int)opts.pid);
+			xp_error("cannot dump %d: it is a thread id, not a process id", (int)pid);
 		else
-			common_explain_trace_error(-e, opts.pid, what);
-		tracer_release(&t);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		free(d);
+			common_explain_trace_error(-e, pid, what);
 		return 1;
 	}
-	proc = t.procs[0];
-	/* Before stopping anything: /proc reads are slow next to a stop. */
-	e = addrspace_load(&proc->as);
-	if (e)
-		xp_warn("cannot read the mappings of pid %d: %s; frames will be addresses",
-			(int)opts.pid, strerror(-e));
-	/* Threads seen before attaching (their state is not yet ours), then any born since. */
-	while ((th = tracer_thread_at(&t, &it))) {
-		if (find(d, nr, th->tid))
+	while ((th = tracer_thread_at(t, &it))) {
+		if (find(*d, *nr, th->tid))
 			continue;
-		xp_grow((void **)&d, &alloc, nr + 1, sizeof(*d));
-		memset(&d[nr], 0, sizeof(*d));
-		d[nr].tid = th->tid;
-		describe_thread(opts.pid, &d[nr]);
-		nr++;
+		xp_grow((void **)d, &alloc, *nr + 1, sizeof(**d));
+		memset(&(*d)[*nr], 0, sizeof(**d));
+		(*d)[*nr].tid = th->tid;
+		describe_thread(pid, &(*d)[*nr]);
+		(*nr)++;
 	}
-	qsort(d, nr, sizeof(*d), cmp_tid);
-	stop_and_copy(&t, arch, opts.pid, d, nr);
-	lost = tracer_detach_all(&t);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (lost)
-		xp_warn("could not detach cleanly from %d thread(s) of pid %d", lost,
-			(int)opts.pid);
+	qsort(*d, *nr, sizeof(**d), cmp_tid);
+	return 0;
+}
 
-	u = unwinder_new((enum unwind_mode)opts.call_graph, (unsigned int)opts.max_depth);
-	sym = symbolizer_new(&so);
-	print_process(opts.pid, proc->comm);
+/* Unwind, symbolize and print every thread taken.  Returns how many were printed. */
+static size_t dump_print(const struct dump_opts *opts, const char *comm, struct addrspace *as,
+			 struct dump_thread *d, size_t nr)
+{
+	const struct xp_arch *arch = xp_arch_host();
+	struct sym_opts so = {.lines = true};
+	struct unwinder *u =
+	    unwinder_new((enum unwind_mode)opts->call_graph, (unsigned int)opts->max_depth);
+	struct symbolizer *sym = symbolizer_new(&so);
+	size_t i, dumped = 0;
+
+	print_process(opts->pid, comm);
 	for (i = 0; i < nr; i++) {
 		if (d[i].gone)
 			continue; /* exited meanwhile */
@@ -444,20 +382,65 @@ int cmd_dump(int argc, char **argv)
 		else if (d[i].err)
 			printf("    (cannot read its registers: %s)\n", strerror(-d[i].err));
 		else {
-			print_frames(&d[i], arch, u, sym, &proc->as, opts.pid,
-				     (unsigned int)opts.max_depth);
+			print_frames(&d[i], arch, u, sym, as, opts->pid,
+				     (unsigned int)opts->max_depth);
 			dumped++;
 		}
 	}
 	symbolizer_free(sym);
 	unwinder_free(u);
+	return dumped;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_opts opts = DUMP_OPTS_INIT;
+	struct dump_thread *d = NULL;
+	struct module_cache *mc;
+	struct addrspace as;
+	struct tracer t;
+	sigset_t block, old;
+	size_t nr = 0, i, dumped = 0;
+	int ret, e, lost;
+
+	ret = dump_parse_args(argc, argv, &opts);
+	if (ret == XP_PARSE_HELP)
+		return 0;
+	if (ret)
+		return ret;
+	if (common_check_target(opts.pid, "dump"))
+		return 1;
+	/* Ctrl-C while threads are stopped takes effect once they are released. */
+	ctl_signal_set(&block, false);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	tracer_init(&t, 0);
+	mc = module_cache_new();
+	addrspace_init(&as, opts.pid, mc);
+	ret = dump_attach(&t, opts.pid, &d, &nr);
+	if (!ret) {
+		/* Before stopping anything: /proc reads are slow next to a stop. */
+		e = addrspace_load(&as);
+		if (e)
+			xp_warn("cannot read the mappings of pid %d: %s; frames will be addresses",
+				(int)opts.pid, strerror(-e));
+		stop_and_copy(&t, xp_arch_host(), opts.pid, d, nr);
+		lost = tracer_detach_all(&t);
+		if (lost)
+			xp_warn("could not detach cleanly from %d thread(s) of pid %d", lost,
+				(int)opts.pid);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!ret)
+		dumped = dump_print(&opts, t.procs[0]->comm, &as, d, nr);
 	for (i = 0; i < nr; i++)
 		free(d[i].copy);
 	free(d);
+	addrspace_release(&as);
+	module_cache_free(mc);
 	tracer_release(&t);
-	if (!dumped) {
+	if (!ret && !dumped) {
 		xp_error("no thread of pid %d could be dumped", (int)opts.pid);
-		return 1;
+		ret = 1;
 	}
-	return 0;
+	return ret;
 }

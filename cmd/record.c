@@ -13,6 +13,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "ctl.h"
 #include "datafile.h"
 #include "err.h"
 #include "opt.h"
@@ -79,11 +80,7 @@ static int wait_root(struct tracer *t)
 	siginfo_t si;
 	int status;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	ctl_signal_set(&set, true);
 	while (!t->root_done) {
 		pid_t r = waitpid(t->root, &status, __WALL | WNOHANG);
 

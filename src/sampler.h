@@ -4,10 +4,12 @@
  * requested rate with random jitter (so periodic work in the target does
  * not alias with the samples, as in py-spy's timer.rs); each tick interrupts
  * every thread that is due, and each resulting stop is used at once: one
- * PTRACE_GETREGSET, one bulk process_vm_readv of the stack, resume.  Stacks
+ * register read, one bulk copy of the stack (stackcopy.h), resume.  Stacks
  * are unwound on the copies after the threads run again, interned, and
  * written with their samples.  Every ptrace event (clone, fork, exec, exit,
- * signals, group-stops) is handled in the same loop (PTRACE-NOTES trap 1).
+ * signals, group-stops) is handled in the same loop: a pending interrupt
+ * is consumed by whatever other ptrace stop comes first, so waiting for
+ * "the" interrupt stop of one thread could wait forever.
  *
  * Prints only through err.h and the optional status line.  Not thread-safe.
  */
@@ -18,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "schedule.h"
 #include "unwind.h"
 
 struct tracer;
@@ -40,21 +43,18 @@ struct sampler_opts {
 	uint64_t duration_ns; /* 0: no limit */
 	enum sampler_mode mode;
 	enum sampler_kind kind;
-	size_t stack_bytes; /* most bytes copied from SP per sample */
-	bool adaptive_copy; /* copy only what recent walks of the thread needed */
-	bool status_line;   /* live status on stderr (a terminal) */
-	uint64_t spin_ns;   /* poll for stops this long before sleeping; 0: never spin */
-	bool poll_idle;	    /* keep idle CPUs polling while recording (cpu_dma_latency 0) */
+	size_t stack_bytes;	  /* most bytes copied from SP per sample */
+	bool adaptive_copy;	  /* copy only what recent walks of the thread needed */
+	bool status_line;	  /* live status on stderr (a terminal) */
+	uint64_t spin_ns;	  /* poll for stops this long before sleeping; 0: never spin */
+	bool poll_idle;		  /* keep idle CPUs polling while recording (cpu_dma_latency 0) */
 	unsigned int rt_priority; /* SCHED_RR priority of the controller while sampling; 0: none */
 };
 
 #define SAMPLER_STACK_BYTES (64 * 1024)
 #define SAMPLER_SPIN_NS	    100000
-#define SAMPLER_DRAIN_MAX   64 /* stops handled between two looks at the timer */
+#define SAMPLER_DRAIN_MAX   64	      /* stops handled between two looks at the timer */
 #define SAMPLER_JIT_MAPS_NS 100000000 /* maps re-read at most this often for JIT code */
-/* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
-#define SAMPLER_STOP_FINE 1000
-#define SAMPLER_STOP_HIST (SAMPLER_STOP_FINE + 990)
 
 enum sampler_end {
 	SAMPLER_END_ROOT_EXITED,
@@ -67,26 +67,27 @@ enum sampler_end {
 
 struct sampler_stats {
 	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
-	uint64_t spin_timeouts; /* spins that ended without every stop */
+	uint64_t spin_timeouts;	  /* spins that ended without every stop */
 	uint64_t dropped_blocked; /* cpu mode: stops that found the thread blocked in a call */
-	uint64_t dropped_idle; /* cpu mode: stops of a thread that had run < period/8 since its last */
-	uint64_t reused; /* wall mode: samples of still-blocked threads taken without a stop */
+	uint64_t
+	    dropped_idle; /* cpu mode: stops of a thread that had run < period/8 since its last */
+	uint64_t reused;  /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns;
 	uint64_t weight_total;
 	uint64_t stacks;
-	uint64_t stop_hist[SAMPLER_STOP_HIST]; /* interrupt -> resume */
+	uint64_t stop_hist[SCHEDULE_HIST_SIZE]; /* interrupt -> resume (schedule.h) */
 	uint64_t stop_ns_max;
 	/*
 	 * Stop seen -> resume: what xprof itself holds a stopped thread.  The
 	 * rest of interrupt -> resume is the thread's way into the stop, which
 	 * for a thread waiting for a CPU includes that wait.
 	 */
-	uint64_t held_hist[SAMPLER_STOP_HIST];
+	uint64_t held_hist[SCHEDULE_HIST_SIZE];
 	uint64_t held_ns_max;
 	uint64_t stack_bytes_copied;
-	bool poll_idle; /* idle CPUs were kept polling */
+	bool poll_idle;		  /* idle CPUs were kept polling */
 	unsigned int rt_priority; /* the real-time priority the controller ran at, 0: none */
-	int end_signal; /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
+	int end_signal;		  /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
 	enum sampler_end end;
 };
 
@@ -97,19 +98,5 @@ struct sampler_stats {
  */
 int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts *o,
 		struct sampler_stats *st);
-
-/* Stop-time percentile (0 < @p < 100) from the histogram, in ns. */
-uint64_t sampler_stop_percentile(const struct sampler_stats *st, double p);
-/* The same from any histogram of that layout, whose largest value is @max. */
-uint64_t sampler_hist_percentile(const uint64_t *hist, uint64_t max, double p);
-
-/*
- * Schedule maths, pure (unit-tested): the time of tick @k of a schedule
- * starting at @start with @period, shifted by a jitter drawn from @rnd in
- * [0, 2^32) to within +-@period/8.
- */
-uint64_t sampler_tick_time(uint64_t start, uint64_t period, uint64_t k, uint32_t rnd);
-/* First tick index whose grid time (without jitter) is after @now. */
-uint64_t sampler_next_index(uint64_t start, uint64_t period, uint64_t now);
 
 #endif

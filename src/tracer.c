@@ -7,7 +7,9 @@
  * README-linux-ptrace and ptrace(2), "Group-stop" and "PTRACE_EVENT stops").
  */
 #include "tracer.h"
+#include "ctl.h"
 #include "err.h"
+#include "procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,23 +41,12 @@ void tracer_init(struct tracer *t, unsigned int flags)
 	memset(t, 0, sizeof(*t));
 	t->flags = flags;
 	t->exec_err_fd = -1;
-	t->mc = module_cache_new();
 }
 
-static void close_mem(struct xp_process *p)
+static void free_thread(struct tracer *t, struct xp_thread *th)
 {
-	if (p->mem_fd >= 0)
-		close(p->mem_fd);
-	p->mem_fd = -1;
-	p->mem_failed = false;
-}
-
-static void free_thread(struct xp_thread *th)
-{
-	if (th->schedstat_fd >= 0)
-		close(th->schedstat_fd);
-	if (th->syscall_fd >= 0)
-		close(th->syscall_fd);
+	if (t->hooks.thread_free)
+		t->hooks.thread_free(t->hooks.ctx, th);
 	free(th);
 }
 
@@ -64,17 +55,16 @@ void tracer_release(struct tracer *t)
 	unsigned long i;
 
 	for (i = 0; i < t->nthreads; i++)
-		free_thread(t->threads[i]);
+		free_thread(t, t->threads[i]);
 	for (i = 0; i < t->nprocs; i++) {
-		addrspace_release(&t->procs[i]->as);
-		close_mem(t->procs[i]);
+		if (t->hooks.proc_free)
+			t->hooks.proc_free(t->hooks.ctx, t->procs[i]);
 		free(t->procs[i]);
 	}
 	free(t->threads);
 	free(t->procs);
 	if (t->exec_err_fd >= 0)
 		close(t->exec_err_fd);
-	module_cache_free(t->mc);
 	memset(t, 0, sizeof(*t));
 	t->exec_err_fd = -1;
 }
@@ -124,36 +114,13 @@ static struct xp_process *find_proc(const struct tracer *t, pid_t pid)
 	return NULL;
 }
 
-static void read_comm(pid_t pid, pid_t tid, char *out, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	out[0] = 0;
-	if (fd < 0)
-		return;
-	n = read(fd, out, len - 1);
-	close(fd);
-	if (n <= 0) {
-		out[0] = 0;
-		return;
-	}
-	out[n] = 0;
-	out[strcspn(out, "\n")] = 0;
-}
-
 static struct xp_process *add_proc(struct tracer *t, pid_t pid, pid_t ppid)
 {
 	struct xp_process *p = xp_calloc(1, sizeof(*p));
 
 	p->pid = pid;
 	p->ppid = ppid;
-	p->mem_fd = -1;
-	addrspace_init(&p->as, pid, t->mc);
-	read_comm(pid, pid, p->comm, sizeof(p->comm));
+	procfs_comm(pid, pid, p->comm, sizeof(p->comm));
 	xp_grow((void **)&t->procs, &t->procs_alloc, t->nprocs + 1, sizeof(*t->procs));
 	t->procs[t->nprocs++] = p;
 	t->procs_seen++;
@@ -174,9 +141,6 @@ static struct xp_thread *add_thread(struct tracer *t, struct xp_process *p, pid_
 	th->tid = tid;
 	th->state = state;
 	th->proc = p;
-	th->schedstat_fd = TRACER_FD_LAZY;
-	th->syscall_fd = -1;
-	th->blocked_nr = th->last_sys_nr = -1;
 	xp_grow((void **)&t->threads, &alloc, t->nthreads + 1, sizeof(*t->threads));
 	t->nslots = alloc;
 	memmove(t->threads + i + 1, t->threads + i, (t->nthreads - i) * sizeof(*t->threads));
@@ -197,31 +161,7 @@ static void remove_thread(struct tracer *t, struct xp_thread *th)
 	memmove(t->threads + i, t->threads + i + 1, (t->nthreads - i - 1) * sizeof(*t->threads));
 	t->nthreads--;
 	th->proc->nr_threads--;
-	free_thread(th);
-}
-
-/* Tgid and PPid of @tid from /proc, for threads reported before their creator's event. */
-static int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
-{
-	char path[64], line[256];
-	FILE *f;
-	int got = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f) && got < 2) {
-		if (!strncmp(line, "Tgid:", 5)) {
-			*tgid = (pid_t)strtol(line + 5, NULL, 10);
-			got++;
-		} else if (!strncmp(line, "PPid:", 5)) {
-			*ppid = (pid_t)strtol(line + 5, NULL, 10);
-			got++;
-		}
-	}
-	fclose(f);
-	return got == 2 ? 0 : -EINVAL;
+	free_thread(t, th);
 }
 
 /* A thread we have not heard of: a new thread or process whose creator's event is still queued. */
@@ -230,7 +170,7 @@ static struct xp_thread *adopt(struct tracer *t, pid_t tid, pid_t hint_tgid, pid
 	pid_t tgid = hint_tgid, ppid = hint_ppid;
 	struct xp_process *p;
 
-	if (proc_status_ids(tid, &tgid, &ppid) && !tgid)
+	if (procfs_status_ids(tid, &tgid, &ppid) && !tgid)
 		tgid = tid;
 	p = find_proc(t, tgid);
 	if (!p) {
@@ -331,7 +271,7 @@ int tracer_attach(struct tracer *t, pid_t pid)
 	char path[64];
 	int e, rounds, added;
 
-	if ((e = proc_status_ids(pid, &tgid, &ppid)))
+	if ((e = procfs_status_ids(pid, &tgid, &ppid)))
 		return e == -ENOENT ? -ESRCH : e;
 	if (tgid != pid)
 		return -EINVAL; /* a thread id, not a process id */
@@ -434,19 +374,7 @@ static void handle_exec(struct tracer *t, struct xp_thread *th)
 			i++;
 	}
 	p->execed = true;
-	close_mem(p); /* it holds the old image's memory */
-	p->copy_hint = 0;
-	th->copy_bytes = 0;
-	addrspace_release(&p->as);
-	addrspace_init(&p->as, p->pid, t->mc);
-	read_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
-	if (th->schedstat_fd >= 0)
-		close(th->schedstat_fd);
-	th->schedstat_fd = TRACER_FD_LAZY;
-	if (th->syscall_fd >= 0)
-		close(th->syscall_fd);
-	th->syscall_fd = -1;
-	th->last_stack_id = 0;
+	procfs_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
 }
 
 static void handle_new_child(struct tracer *t, struct xp_thread *parent, int event,
@@ -495,10 +423,9 @@ int tracer_handle_status(struct tracer *t, pid_t tid, int status, struct tracer_
 			return 0;
 		}
 		ev->pid = th->proc->pid;
-		if (tid == th->proc->pid) {
+		ev->proc = th->proc;
+		if (tid == th->proc->pid)
 			th->proc->exited = true;
-			close_mem(th->proc);
-		}
 		remove_thread(t, th);
 		return 0;
 	}
@@ -545,17 +472,9 @@ bool tracer_status_is_exec(int status)
 	return WIFSTOPPED(status) && (unsigned)status >> 16 == PTRACE_EVENT_EXEC;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 int tracer_detach_all(struct tracer *t)
 {
-	uint64_t deadline = now_ms() + 3000;
+	uint64_t deadline = ctl_now_ns() + 3000000000ull;
 	unsigned long i;
 	int failed = 0;
 
@@ -578,7 +497,7 @@ int tracer_detach_all(struct tracer *t)
 		else
 			i++;
 	}
-	while (t->nthreads && now_ms() < deadline) {
+	while (t->nthreads && ctl_now_ns() < deadline) {
 		struct tracer_event ev;
 		int status;
 		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The tracer: owns the ptrace relationship with every traced thread and
- * process.  It launches a command under PTRACE_SEIZE (no SIGSTOP of ours is
- * ever injected), seizes running processes thread by thread, decodes every
- * wait status into an event (new thread, fork, exec, exit, signal, group
- * stop, our interrupt), re-injects signals on resume, and detaches cleanly.
+ * process, and nothing else (what a caller keeps per thread or process
+ * hangs from their priv pointers, see tracer_hooks).  It launches a
+ * command under PTRACE_SEIZE (no SIGSTOP of ours is ever injected), seizes
+ * running processes thread by thread, decodes every wait status into an
+ * event (new thread, fork, exec, exit, signal, group stop, our interrupt),
+ * re-injects signals on resume, and detaches cleanly.
  *
  * It never waits for one particular thread: stops are collected with
- * waitpid(-1, __WALL) and routed by tid (PTRACE-NOTES traps 1 and 2).
+ * waitpid(-1, __WALL) and routed by tid.  A pending PTRACE_INTERRUPT is
+ * consumed by any other ptrace stop that comes first (clone, exec, a
+ * signal), and a thread-group leader's exit is reported only after its
+ * other threads are reaped: a wait for one tid can block forever.
  * Functions return 0 or -errno and print nothing, unless said otherwise.
  * Not thread-safe.
  */
@@ -17,8 +22,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-#include "addrspace.h"
 
 enum thread_state {
 	THREAD_NEW,	  /* seen, its first stop not yet handled */
@@ -35,49 +38,28 @@ struct xp_thread {
 	enum thread_state state;
 	struct xp_process *proc;
 	bool interrupt_pending; /* PTRACE_INTERRUPT issued, stop not seen yet */
-	bool sample_wanted;	/* take a sample at the next stop of any kind */
 	bool detaching;
-	bool reported;	     /* the sampler wrote its thread record */
-	char comm[16];	     /* its name in that record */
-	uint8_t name_checks; /* samples at which its name was re-read (threads name themselves early) */
-	bool cpu_init;	     /* cpu_ns_sampled / wall_sampled hold a baseline */
-	uint64_t irq_time;   /* when the pending interrupt was issued */
-	int schedstat_fd;    /* /proc/PID/task/TID/schedstat, -1 if unavailable, or */
-#define TRACER_FD_LAZY (-2) /* not opened yet: at its first use (most short threads never) */
-	int syscall_fd;	     /* /proc/PID/task/TID/syscall, opened on first use, -1 */
-	int64_t blocked_nr;  /* system call it was blocked in when interrupted, -1: none */
-	int64_t last_sys_nr; /* blocked_nr, sp and pc of its last sample, and its stack */
-	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
-	uint64_t sched_count;	 /* times it was scheduled in, at the last check */
-	uint64_t cpu_ns_sampled; /* on-CPU time at the last sample (read just after it) */
-	uint64_t wall_sampled;	 /* time of the last sample (ns since start) */
-	uint32_t copy_bytes;	 /* stack bytes to copy at its next sample (0: the default) */
-	uint32_t copy_need;	 /* stack bytes its last walk read */
-	uint64_t pending_weight; /* weight of the sample asked for by the last interrupt */
-	int64_t cpu_carry;	 /* CPU time its samples over- or under-covered so far (ns) */
-	bool blocked_since;	 /* a tick found it blocked in a call since its last sample */
-	bool on_cpu;		 /* the last check found it never switched out since its resume */
-	bool resume_known;	 /* the resume_ fields describe its last resume from a stop */
-	bool resume_ran;	 /* it was back on a CPU when resume_count was read */
-	uint64_t resume_count;	 /* sched_count read just after that resume */
-	uint64_t resume_cpu_ns;	 /* its on-CPU time then */
-	uint64_t resume_time;	 /* when it was resumed (ns since start) */
+	void *priv; /* the caller's state for it (the sampler's), see tracer_hooks */
 };
 
 struct xp_process {
 	pid_t pid, ppid;
 	bool execed; /* has run an image of its own (not a copy of xprof) */
 	bool exited;
-	bool reported; /* the sampler wrote its process record */
 	unsigned nr_threads;
-	uint64_t maps_loaded_at; /* when /proc/PID/maps was last read (ns since start) */
-	uint64_t maps_backoff;	 /* wait at least this long before reading it again (ns) */
-	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
-	int mem_fd;		   /* /proc/PID/mem of the current image, -1: not open yet */
-	uint32_t copy_hint;	   /* stack bytes the last sized copy of one of its threads took */
-	bool mem_failed;	   /* it could not be opened: use process_vm_readv */
 	char comm[17];
-	struct addrspace as;
+	void *priv; /* the caller's state for it, see tracer_hooks */
+};
+
+/*
+ * What the tracer tells the owner of the priv pointers: a thread is about
+ * to be freed (reaped, detached, or gone in another thread's exec), a
+ * process is about to be freed (tracer_release).  Either may be NULL.
+ */
+struct tracer_hooks {
+	void *ctx;
+	void (*thread_free)(void *ctx, struct xp_thread *th);
+	void (*proc_free)(void *ctx, struct xp_process *p);
 };
 
 enum tracer_flags {
@@ -89,11 +71,11 @@ struct tracer {
 	pid_t root;	 /* the launched command, or 0 */
 	int root_status; /* its wait status once reaped */
 	bool root_done;
-	struct xp_thread **threads; /* hash by tid, open addressing */
+	struct xp_thread **threads; /* sorted by tid */
 	unsigned long nslots, nthreads;
 	struct xp_process **procs;
 	unsigned long nprocs, procs_alloc;
-	struct module_cache *mc;
+	struct tracer_hooks hooks;
 	uint64_t threads_seen, procs_seen, vanished;
 	int exec_err_fd; /* read end of the launch error pipe */
 };
@@ -106,6 +88,7 @@ enum tracer_event_kind {
 };
 
 void tracer_init(struct tracer *t, unsigned int flags);
+/* Frees every thread and process (the hooks are called for each). */
 void tracer_release(struct tracer *t);
 
 /*
@@ -135,8 +118,9 @@ int tracer_resume(struct tracer *t, struct xp_thread *th, int sig);
  * What one wait status means.  @th is NULL for TEV_NONE.  For TEV_STOP the
  * thread is stopped; @sig is the signal to deliver when it is resumed (0 for
  * none), @listen says to resume it with PTRACE_LISTEN instead, @exec that the
- * process just exec'd (its address space was reset), @fresh that this is a
- * new process or thread's first stop.
+ * process just exec'd (its other threads are gone; what the caller keeps
+ * about the old image is stale), @fresh that this is a new process or
+ * thread's first stop.
  */
 struct tracer_event {
 	enum tracer_event_kind kind;
@@ -145,6 +129,7 @@ struct tracer_event {
 	int status;
 	bool listen, exec, fresh, interrupt;
 	struct xp_thread *child; /* for a clone/fork event: the new thread */
+	struct xp_process *proc; /* for TEV_EXIT: its process, NULL if unknown */
 	pid_t pid, tid;		 /* for TEV_EXIT */
 };
 

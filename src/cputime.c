@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* The due rule and the weight of a sample (see cputime.h). */
+#include "cputime.h"
+
+uint64_t cputime_wall_weight(struct cputime *c, uint64_t now, uint64_t period)
+{
+	if (!c->init) {
+		c->init = true;
+		c->wall_sampled = now > period ? now - period : 0;
+	}
+	return now - c->wall_sampled;
+}
+
+/*
+ * The counter (sum_exec_runtime) moves only when the thread is switched
+ * out and at the kernel's tick (4 ms here), so it lags a thread that runs:
+ * one on a CPU since our last resume shows no progress at all (at 999 Hz
+ * such ticks were skipped and 9% of the samples lost).  A counter that has
+ * not moved since that resume, with the thread scheduled in exactly once
+ * since, means it has run since: its progress is the time since the
+ * resume.  Scheduled in never since: it waits for a CPU, and is not due.
+ * Once the counter has moved, it is the progress; it may lag (by a kernel
+ * tick at most: the tick brings a running thread's counter up to date),
+ * the carry makes up for it at the next sample.  (Counting any progress
+ * after two periods without a sample, as a guard against stale counters,
+ * sampled 64 threads on 2 CPUs four times per period of their CPU time.)
+ */
+static uint64_t cputime_progress(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now,
+				 uint64_t period)
+{
+	uint64_t progress = cpu_ns > c->sampled_ns ? cpu_ns - c->sampled_ns : 0;
+	uint64_t expect = c->resume_count + !c->resume_ran;
+	uint64_t moved = cpu_ns > c->resume_cpu_ns ? cpu_ns - c->resume_cpu_ns : 0;
+
+	c->on_cpu = c->resume_known && count == expect && !moved;
+	if (c->resume_known && (count == expect || (count == expect + 1 && moved < period / 8))) {
+		uint64_t ran =
+		    c->resume_cpu_ns > c->sampled_ns ? c->resume_cpu_ns - c->sampled_ns : 0;
+
+		ran += now - c->resume_time;
+		if (ran > progress)
+			progress = ran;
+	}
+	return progress;
+}
+
+/*
+ * Due when the CPU time since its last sample, with what earlier samples
+ * over- or under-covered (the carry), makes half a period: about one
+ * sample per period of CPU time, as perf's cpu-clock gives, although ticks
+ * come per period of wall time (a thread stopped for part of each period
+ * was sampled 2% too often per CPU-second).
+ */
+bool cputime_due(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now, uint64_t period,
+		 bool attached, uint64_t *weight)
+{
+	uint64_t progress;
+
+	c->on_cpu = false;
+	if (!c->init) {
+		/*
+		 * Launched threads start from zero; attached ones from now.  A new
+		 * thread starts with half a period to its credit, so that any
+		 * progress makes it due: threads that live for less CPU time than
+		 * a period (a pool that runs a task per thread) are sampled once
+		 * each, not never (37,000 threads of ~40 us each gave 7 samples).
+		 */
+		c->init = true;
+		c->carry = (int64_t)period / 2;
+		if (attached) {
+			c->sampled_ns = cpu_ns;
+			c->sched_count = count;
+			return false;
+		}
+	}
+	c->sched_count = count;
+	progress = cputime_progress(c, cpu_ns, count, now, period);
+	if (!progress)
+		return false;
+	if ((int64_t)progress + c->carry < (int64_t)period / 2)
+		return false;
+	*weight = progress;
+	return true;
+}
+
+static void cputime_note_resume(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t t)
+{
+	c->resume_known = true;
+	c->resume_ran = count > c->sched_count;
+	c->resume_count = count;
+	c->resume_cpu_ns = cpu_ns;
+	c->resume_time = t;
+}
+
+/*
+ * The stop switched the thread out, which brings the counter up to date:
+ * the CPU time since its last sample is exact now and replaces the tick's
+ * estimate.  The counts read here also tell the next ticks whether it has
+ * stayed on a CPU since.  A thread that ran less than an eighth of a
+ * period since its last sample (it waited for a CPU nearly all along)
+ * gives no sample, and that time counts toward its next: a sample stands
+ * for about a period of CPU time, and one for a few microseconds would
+ * count as much in a report that counts samples (100 forked children,
+ * stopped as soon as they first ran, put a third of the samples in
+ * arch_fork).  The carry is bounded to four periods either way: a long run
+ * since the last sample is few samples.
+ */
+bool cputime_settle(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t period, uint64_t t,
+		    uint64_t *weight)
+{
+	int64_t lim = 4 * (int64_t)period;
+
+	if (cpu_ns <= c->sampled_ns || cpu_ns - c->sampled_ns < period / 8) {
+		cputime_note_resume(c, cpu_ns, count, t);
+		return false;
+	}
+	*weight = cpu_ns - c->sampled_ns;
+	c->sampled_ns = cpu_ns;
+	c->carry += (int64_t)*weight - (int64_t)period;
+	if (c->carry > lim)
+		c->carry = lim;
+	if (c->carry < -lim)
+		c->carry = -lim;
+	cputime_note_resume(c, cpu_ns, count, t);
+	return true;
+}
+
+/*
+ * It runs from that stop on, and shows no progress until the kernel's tick
+ * or a switch (threads living less than a tick were never sampled).  Its
+ * counts are not read: it has been scheduled in once, to reach the stop,
+ * and used next to no CPU time (a target starting 15,000 threads a second
+ * left the controller too little time for its ticks).
+ */
+void cputime_anchor_new(struct cputime *c, uint64_t t)
+{
+	c->sched_count = 1;
+	cputime_note_resume(c, 0, 1, t);
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* The controller's clock, signal set, idle-state and priority requests (see ctl.h). */
+#include "ctl.h"
+#include "err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t ctl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void ctl_signal_set(sigset_t *set, bool with_chld)
+{
+	sigemptyset(set);
+	if (with_chld)
+		sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
+/*
+ * A stopped thread leaves its CPU idle, and waking an idle CPU that halted
+ * is most of what a stop costs the thread beyond the stop itself: the
+ * resume has to bring the CPU out of its idle state (an interrupt to a
+ * halted virtual CPU, tens of microseconds in a guest).  A PM QoS request
+ * for zero exit latency keeps idle CPUs in the polling state, from which a
+ * wake-up needs no interrupt at all (cyclictest asks for the same).  The
+ * request lives as long as the file stays open, so it ends with xprof even
+ * if xprof is killed.  Without root, or without the device, the CPUs idle
+ * as usual.
+ */
+int ctl_hold_poll_idle(void)
+{
+	int32_t zero = 0;
+	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		xp_debug(1, "idle CPUs not kept polling: /dev/cpu_dma_latency: %s",
+			 strerror(errno));
+		return -1;
+	}
+	if (write(fd, &zero, sizeof(zero)) != (ssize_t)sizeof(zero)) {
+		xp_debug(1, "idle CPUs not kept polling: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Take the CPU when the timer fires, as perf's sampling interrupt does.  At
+ * normal priority the controller is one task among the target's: with more
+ * busy threads than CPUs it gets a small share, ticks come late and each
+ * stop waits for it (4 threads on 2 CPUs at 3999 Hz: 278 late ticks in
+ * 0.27 s; at real-time priority none).  Round-robin at a low real-time
+ * priority; the stops and their bookkeeping are short, the spin is bounded
+ * and the kernel's real-time throttling caps the rest.  The launched
+ * command was started before, and children of ours reset to normal
+ * (SCHED_RESET_ON_FORK).
+ */
+unsigned int ctl_raise_priority(unsigned int prio)
+{
+	struct sched_param sp = {.sched_priority = (int)prio};
+
+	if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &sp)) {
+		xp_debug(1, "staying at normal priority: %s", strerror(errno));
+		return 0;
+	}
+	return prio;
+}
+
+void ctl_drop_priority(void)
+{
+	struct sched_param sp = {.sched_priority = 0};
+
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The controller process itself (the xprof process that traces): its clock,
+ * the signals it takes through a signalfd or sigwaitinfo instead of
+ * handlers, and how it asks the machine for prompt stops (idle CPUs kept
+ * polling, a real-time priority).  Prints only debug lines.
+ */
+#ifndef XPROF_SRC_CTL_H
+#define XPROF_SRC_CTL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in ns: every duration and deadline of record, attach and dump. */
+uint64_t ctl_now_ns(void);
+
+/*
+ * The signals the controller handles itself: SIGINT, SIGTERM, SIGHUP, and
+ * SIGCHLD when @with_chld (the sampling loop and the wait for a command
+ * learn of children through it).  Fills @set; blocks nothing.
+ */
+void ctl_signal_set(sigset_t *set, bool with_chld);
+
+/*
+ * Keep idle CPUs polling while the returned descriptor stays open (a PM QoS
+ * request for zero exit latency through /dev/cpu_dma_latency; needs root).
+ * Returns the descriptor to close, or -1 when refused.
+ */
+int ctl_hold_poll_idle(void);
+
+/*
+ * Run the calling thread at SCHED_RR priority @prio (SCHED_RESET_ON_FORK).
+ * Returns @prio, or 0 when refused (needs root or CAP_SYS_NICE).
+ */
+unsigned int ctl_raise_priority(unsigned int prio);
+/* Back to SCHED_OTHER. */
+void ctl_drop_priority(void);
+
+#endif

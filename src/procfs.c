@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* Task facts from /proc (see procfs.h). */
+#include "procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Up to @len - 1 bytes of @path, NUL-terminated ("" when unreadable); the length read. */
+static size_t procfs_read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0 ? (size_t)n : 0;
+}
+
+void procfs_comm(pid_t pid, pid_t tid, char *out, size_t len)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	procfs_read_small(path, out, len);
+	out[strcspn(out, "\n")] = 0;
+}
+
+int procfs_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int got = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f) && got < 2) {
+		if (!strncmp(line, "Tgid:", 5)) {
+			*tgid = (pid_t)strtol(line + 5, NULL, 10);
+			got++;
+		} else if (!strncmp(line, "PPid:", 5)) {
+			*ppid = (pid_t)strtol(line + 5, NULL, 10);
+			got++;
+		}
+	}
+	fclose(f);
+	return got == 2 ? 0 : -EINVAL;
+}
+
+void procfs_exe(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, out, len - 1);
+	out[n > 0 ? n : 0] = 0;
+}
+
+char procfs_task_state(pid_t pid, pid_t tid)
+{
+	char path[80], buf[512], *rp;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	procfs_read_small(path, buf, sizeof(buf));
+	/* The state follows the last ')' of the comm field (proc(5)). */
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
+}
+
+int procfs_open_task(pid_t pid, pid_t tid, const char *file)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* pread of the whole small file @fd at 0, NUL-terminated.  The length, or -1. */
+static ssize_t procfs_pread(int fd, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+int procfs_parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *count)
+{
+	char *end;
+	uint64_t v[3];
+	int i;
+
+	for (i = 0; i < 3; i++, buf = end) {
+		v[i] = strtoull(buf, &end, 10);
+		if (end == buf)
+			return -1;
+	}
+	*cpu_ns = v[0];
+	*count = v[2];
+	return 0;
+}
+
+int procfs_schedstat(int fd, uint64_t *cpu_ns, uint64_t *count)
+{
+	char buf[96];
+
+	if (procfs_pread(fd, buf, sizeof(buf)) < 0)
+		return -1;
+	return procfs_parse_schedstat(buf, cpu_ns, count);
+}
+
+int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc)
+{
+	unsigned long long v[8];
+	char *p, *end;
+	long long nr;
+	int i;
+
+	nr = strtoll(buf, &end, 10);
+	if (end == buf)
+		return -1;
+	if (nr < 0) {
+		/* "-1 SP PC" outside a call; "-1 0x0 0x0": it has exited, not reaped yet. */
+		v[0] = strtoull(end, &p, 16);
+		v[1] = strtoull(p, &end, 16);
+		return end != p && !v[0] && !v[1] ? PROCFS_GONE : -1;
+	}
+	for (i = 0, p = end; i < 8; i++, p = end) {
+		v[i] = strtoull(p, &end, 16);
+		if (end == p)
+			return -1;
+	}
+	*sp = v[6];
+	*pc = v[7];
+	return nr;
+}
+
+int64_t procfs_syscall(int fd, uint64_t *sp, uint64_t *pc)
+{
+	char buf[256];
+
+	if (procfs_pread(fd, buf, sizeof(buf)) < 0)
+		return -1;
+	return procfs_parse_syscall(buf, sp, pc);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the record side reads from /proc about a task, in one place: its
+ * name, ids and state, its scheduler counters (schedstat), the system call
+ * it is blocked in (syscall), its executable.  Files read on every tick are
+ * opened once by the caller (procfs_open_task) and read with pread.  The
+ * parsers take the text and are unit-tested on canned data.  Nothing here
+ * prints; a thread that is gone reads as unreadable.
+ */
+#ifndef XPROF_SRC_PROCFS_H
+#define XPROF_SRC_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* /proc/@pid/task/@tid/comm without its newline into @out; "" when unreadable. */
+void procfs_comm(pid_t pid, pid_t tid, char *out, size_t len);
+
+/* Tgid and PPid of @tid from /proc/@tid/status.  0, or -errno (-EINVAL if missing). */
+int procfs_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid);
+
+/* The target of /proc/@pid/exe into @out; "" when unreadable. */
+void procfs_exe(pid_t pid, char *out, size_t len);
+
+/*
+ * /proc/@pid/task/@tid/stat: its state letter (R, S, D, T, t, Z...), '?'
+ * when unreadable.
+ */
+char procfs_task_state(pid_t pid, pid_t tid);
+
+/* open(/proc/@pid/task/@tid/@file, O_RDONLY | O_CLOEXEC): a descriptor or -1. */
+int procfs_open_task(pid_t pid, pid_t tid, const char *file);
+
+/*
+ * schedstat, "on-CPU ns, run-queue wait ns, times scheduled in": from the
+ * descriptor @fd (pread at 0), or parsed from the text @buf.  0, or -1
+ * when unreadable or malformed.
+ */
+int procfs_schedstat(int fd, uint64_t *cpu_ns, uint64_t *count);
+int procfs_parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *count);
+
+#define PROCFS_GONE (-2) /* the thread has exited and waits to be reaped */
+
+/*
+ * syscall: "NR args... SP PC" for a task blocked in a system call,
+ * "running" for one on a CPU, "-1 SP PC" outside a call (a ptrace-stopped
+ * thread), "-1 0x0 0x0" once it has exited.  Returns the call's number
+ * (with @sp and @pc), -1 when not blocked or unreadable, PROCFS_GONE.
+ */
+int64_t procfs_syscall(int fd, uint64_t *sp, uint64_t *pc);
+int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc);
+
+#endif

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the sampler, shared by its two files: sampler.c (the loop and the
+ * policy: ticks, which threads are due, the stops) and samples.c (the
+ * sampler's state per thread and process, the records that describe them,
+ * and the way of a raw sample to the data file).  Not for other files.
+ */
+#ifndef XPROF_SRC_SAMPLER_INT_H
+#define XPROF_SRC_SAMPLER_INT_H
+
+#include "sampler.h"
+#include "addrspace.h"
+#include "cputime.h"
+#include "stackcopy.h"
+#include "stacktab.h"
+#include "tracer.h"
+#include "arch.h"
+
+/* The sampler's state of one thread (xp_thread.priv). */
+struct smp_thread {
+	bool sample_wanted; /* take a sample at its next stop of any kind */
+	bool reported;	    /* its thread record is written */
+	bool blocked_since; /* a tick found it blocked in a call since its last sample */
+	uint8_t
+	    name_checks; /* samples at which its name was re-read (threads name themselves early) */
+	char comm[16];	 /* its name in that record */
+	uint64_t irq_time;	 /* when the pending interrupt was issued */
+	uint64_t pending_weight; /* weight of the sample asked for by that interrupt */
+	int schedstat_fd;	 /* /proc/PID/task/TID/schedstat, -1 if unavailable, or */
+#define SMP_FD_LAZY (-2)	 /* not opened yet: at its first use (most short threads never) */
+	int syscall_fd;		 /* /proc/PID/task/TID/syscall, opened on first use, -1 */
+	int64_t blocked_nr;	 /* system call it was blocked in when interrupted, -1: none */
+	int64_t last_sys_nr;	 /* blocked_nr, sp and pc of its last sample, and its stack */
+	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
+	struct cputime cpu;
+	struct stackcopy_size copy;
+};
+
+/* The sampler's state of one process (xp_process.priv). */
+struct smp_proc {
+	bool reported;		   /* its process record is written */
+	uint32_t copy_hint;	   /* stack bytes the last sized copy of one of its threads took */
+	uint64_t maps_loaded_at;   /* when /proc/PID/maps was last read (ns since start) */
+	uint64_t maps_backoff;	   /* wait at least this long before reading it again (ns) */
+	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
+	struct stackcopy_src mem;
+	struct addrspace as;
+};
+
+/* A raw sample waiting to be unwound. */
+struct raw_sample {
+	struct xp_process *proc; /* kept alive by the tracer until tracer_release */
+	pid_t tid;
+	uint64_t t, weight;
+	int64_t sys_nr, sys_sp, sys_pc; /* blocked in this system call (wall mode), or -1 */
+	struct xp_regs regs;
+	size_t len;
+	uint8_t *copy;
+};
+
+struct sampler {
+	struct tracer *tr;
+	struct df_writer *w;
+	const struct sampler_opts *o;
+	struct sampler_stats *st;
+	const struct xp_arch *arch;
+	struct unwinder *unw;
+	struct stacktab stacks;
+	struct module_cache *mc;
+	struct raw_sample *q;
+	unsigned long nq, qalloc;
+	uint64_t *pcs;
+	uint8_t *flags;
+	uint64_t start_mono, period, next_k, last_flush;
+	uint64_t rnd;
+	unsigned long pending;
+	bool stopping, write_failed;
+	int sigfd, timerfd;
+	uint64_t last_status;
+	unsigned long ncpus;
+	int nsigint;
+	int qos_fd; /* the PM QoS request held while recording, -1: none */
+};
+
+/* ns since the start of the recording. */
+uint64_t smp_now(const struct sampler *s);
+/* The sampler's state of @th / @p, created at first use. */
+struct smp_thread *smp_thread_of(struct xp_thread *th);
+struct smp_proc *smp_proc_of(const struct sampler *s, struct xp_process *p);
+/* tracer_hooks: free that state (@ctx is the sampler). */
+void smp_thread_free(void *ctx, struct xp_thread *th);
+void smp_proc_free(void *ctx, struct xp_process *p);
+/* @th's process exec'd: forget what was known of the old image. */
+void smp_exec(struct sampler *s, struct xp_thread *th);
+
+/* @ret of a data-file write: a failure ends the recording.  Returns @ret. */
+int smp_check_write(struct sampler *s, int ret);
+/* Write the record of @p (@flags: DF_PROC_*) and its mappings, at @t. */
+void smp_report_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint64_t t);
+/* Write the record of @th, named @comm if known (else read), at @t. */
+void smp_report_thread(struct sampler *s, struct xp_thread *th, uint64_t t, const char *comm);
+/* A new record for every thread whose name changed since its last. */
+void smp_refresh_names(struct sampler *s);
+
+/* The next free slot of the queue (its copy buffer allocated); s->nq++ keeps it. */
+struct raw_sample *smp_queue_slot(struct sampler *s);
+/* Unwind, intern and write every queued sample; empty the queue. */
+void smp_drain_queue(struct sampler *s);
+/* The same before @p's exec is handled, without reading anything of the new image. */
+void smp_drain_old_image(struct sampler *s, struct xp_process *p);
+/* Copy the JIT symbols of pid @pid's sampled pcs into the data file (jitmap.h). */
+void smp_collect_jit(struct sampler *s, pid_t pid);
+/* The statistics records. */
+void smp_write_stats(struct sampler *s);
+
+#endif

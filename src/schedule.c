@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Tick times and stop-time histograms (see schedule.h). */
+#include "schedule.h"
+
+uint64_t schedule_tick_time(uint64_t start, uint64_t period, uint64_t k, uint32_t rnd)
+{
+	uint64_t span = period / 4; /* jitter in [-period/8, +period/8) */
+	uint64_t j = span ? (uint64_t)(((unsigned __int128)rnd * span) >> 32) : 0;
+
+	return start + k * period + j - span / 2;
+}
+
+uint64_t schedule_next_index(uint64_t start, uint64_t period, uint64_t now)
+{
+	if (now < start)
+		return 0;
+	return (now - start) / period + 1;
+}
+
+uint32_t schedule_rand(uint64_t *state)
+{
+	/* xorshift64*: statistical quality is plenty for timer jitter. */
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return (uint32_t)((*state * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+void schedule_hist_add(uint64_t *hist, uint64_t *max, uint64_t ns)
+{
+	uint64_t b = ns < 1000000 ? ns / 1000 : SCHEDULE_HIST_FINE + ns / 100000 - 10;
+
+	if (b >= SCHEDULE_HIST_SIZE)
+		b = SCHEDULE_HIST_SIZE - 1;
+	hist[b]++;
+	if (ns > *max)
+		*max = ns;
+}
+
+uint64_t schedule_hist_percentile(const uint64_t *hist, uint64_t max, double p)
+{
+	uint64_t total = 0, acc = 0, want;
+	unsigned i;
+
+	for (i = 0; i < SCHEDULE_HIST_SIZE; i++)
+		total += hist[i];
+	if (!total)
+		return 0;
+	want = (uint64_t)((double)total * p / 100.0);
+	if (want >= total)
+		want = total - 1;
+	for (i = 0; i < SCHEDULE_HIST_SIZE; i++) {
+		acc += hist[i];
+		if (acc > want)
+			return i < SCHEDULE_HIST_FINE
+				   ? (uint64_t)i * 1000 + 500
+				   : ((uint64_t)(i - SCHEDULE_HIST_FINE) + 10) * 100000 + 50000;
+	}
+	return max;
+}

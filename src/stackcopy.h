@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stack copy taken inside a stop, shared by the sampler and dump: one
+ * bulk read from SP, short where the stack ends, and how many bytes to ask
+ * for next time.  Reads go through /proc/PID/mem, kept open, with
+ * process_vm_readv as the fallback.  Prints nothing.
+ */
+#ifndef XPROF_SRC_STACKCOPY_H
+#define XPROF_SRC_STACKCOPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define STACKCOPY_PAGE 4096
+
+/* Where a process's memory is read from. */
+struct stackcopy_src {
+	pid_t pid;
+	int mem_fd;	 /* /proc/PID/mem of the current image, -1: not open yet */
+	bool mem_failed; /* it could not be opened: use process_vm_readv */
+};
+
+void stackcopy_init(struct stackcopy_src *m, pid_t pid);
+/* Close the file: the process exec'd (it held the old image) or exited. */
+void stackcopy_close(struct stackcopy_src *m);
+
+/* Copy @len bytes at @addr into @buf; short at the first unreadable page.  Bytes, or -1. */
+ssize_t stackcopy_read(struct stackcopy_src *m, void *buf, size_t len, uint64_t addr);
+
+/*
+ * In a stop: copy up to @len bytes from @sp into @buf.  When the last walk
+ * of the thread needed @need bytes (0: unknown) and a good margin more
+ * still fits in SP's page, the copy stops at the page's end.  A window
+ * that fails as a whole is retried to the end of SP's page.  Returns the
+ * bytes copied (0 when nothing could be read).
+ */
+size_t stackcopy_take(struct stackcopy_src *m, void *buf, size_t len, uint64_t sp, uint32_t need);
+
+/* The sizing of one thread's copies. */
+struct stackcopy_size {
+	uint32_t bytes; /* to copy at its next sample (0: the default) */
+	uint32_t need;	/* bytes its last walk read */
+};
+
+/*
+ * Bytes to copy at the next sample: @z's size, else @hint (what the last
+ * walk of another thread of the process needed; 0: none), else @max.
+ */
+size_t stackcopy_size(const struct stackcopy_size *z, uint32_t hint, size_t max);
+
+/*
+ * After a walk that read @used bytes from SP (@live: it had to read beyond
+ * the copy): size the next copy of @z and the process's @hint.  Pure.
+ */
+void stackcopy_resize(struct stackcopy_size *z, uint32_t *hint, uint64_t used, bool live,
+		      size_t max);
+
+#endif

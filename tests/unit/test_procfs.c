@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * procfs: the schedstat and syscall parsers on canned text (every form the
+ * kernel writes, and malformed input), then the readers on this process.
+ */
+#include "t.h"
+
+#include "procfs.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int test_parse_schedstat(void)
+{
+	uint64_t cpu = 0, count = 0;
+
+	T_EQ_U64(procfs_parse_schedstat("123456789 2000 37\n", &cpu, &count), 0);
+	T_EQ_U64(cpu, 123456789);
+	T_EQ_U64(count, 37);
+	T_ASSERT(procfs_parse_schedstat("", &cpu, &count) < 0);
+	T_ASSERT(procfs_parse_schedstat("12 34\n", &cpu, &count) < 0);
+	T_ASSERT(procfs_parse_schedstat("x y z", &cpu, &count) < 0);
+	return T_OK;
+}
+
+static int test_parse_syscall(void)
+{
+	uint64_t sp = 0, pc = 0;
+
+	/* Blocked in read(2): NR, six arguments, SP, PC. */
+	T_EQ_U64(procfs_parse_syscall(
+		     "0 0x3 0x7ffd1000 0x1000 0x0 0x0 0x0 0x7ffd0ff0 0x7f12345678\n", &sp, &pc),
+		 0);
+	T_EQ_U64(sp, 0x7ffd0ff0);
+	T_EQ_U64(pc, 0x7f12345678);
+	T_EQ_U64(procfs_parse_syscall("230 0x1 0x0 0x7ffc 0x0 0x0 0x0 0x10 0x20", &sp, &pc), 230);
+	T_ASSERT(procfs_parse_syscall("running\n", &sp, &pc) == -1);
+	T_ASSERT(procfs_parse_syscall("-1 0x7ffd0ff0 0x401000\n", &sp, &pc) == -1);
+	T_ASSERT(procfs_parse_syscall("-1 0x0 0x0\n", &sp, &pc) == PROCFS_GONE);
+	T_ASSERT(procfs_parse_syscall("-1\n", &sp, &pc) == -1);
+	T_ASSERT(procfs_parse_syscall("7 0x1 0x2\n", &sp, &pc) == -1); /* truncated */
+	T_ASSERT(procfs_parse_syscall("", &sp, &pc) == -1);
+	return T_OK;
+}
+
+static int test_self(void)
+{
+	pid_t pid = getpid(), tgid = 0, ppid = 0;
+	uint64_t cpu = 0, count = 0, sp, pc;
+	char comm[16], exe[4096];
+	int fd;
+
+	procfs_comm(pid, pid, comm, sizeof(comm));
+	T_EQ_STR(comm, "test_procfs");
+	T_EQ_U64(procfs_status_ids(pid, &tgid, &ppid), 0);
+	T_EQ_U64(tgid, pid);
+	T_EQ_U64(ppid, getppid());
+	procfs_exe(pid, exe, sizeof(exe));
+	T_ASSERT(strstr(exe, "test_procfs") != NULL);
+	T_ASSERT(procfs_task_state(pid, pid) == 'R');
+	fd = procfs_open_task(pid, pid, "schedstat");
+	T_ASSERT(fd >= 0);
+	T_EQ_U64(procfs_schedstat(fd, &cpu, &count), 0);
+	T_ASSERT(cpu > 0 && count > 0);
+	close(fd);
+	fd = procfs_open_task(pid, pid, "syscall");
+	if (fd >= 0) {
+		/* Read by this thread itself: it is in the pread64 that reads it. */
+		T_EQ_U64(procfs_syscall(fd, &sp, &pc), SYS_pread64);
+		T_ASSERT(sp != 0 && pc != 0);
+		close(fd);
+	}
+	/* Gone or never there: unreadable, not a crash. */
+	procfs_comm(pid, 0x3fffffff, comm, sizeof(comm));
+	T_EQ_STR(comm, "");
+	T_ASSERT(procfs_task_state(pid, 0x3fffffff) == '?');
+	T_ASSERT(procfs_schedstat(-1, &cpu, &count) < 0);
+	return T_OK;
+}
+
+T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_syscall), T_CASE(test_self))
