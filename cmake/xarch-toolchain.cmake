@@ -51,3 +51,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(ENV{PKG_CONFIG_PATH} "")
 set(ENV{PKG_CONFIG_LIBDIR} "${_xp_lib}/pkgconfig:${XP_SYSROOT}/usr/share/pkgconfig")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} "${XP_SYSROOT}")
+
+# The sysroot has no demangler (no libiberty-dev, no cross libstdc++): the
+# cross-built xprof records in the guests, and names are demangled when the
+# data files are reported on the host.
+set(XPROF_DEMANGLER none CACHE STRING "Demangler: auto (libiberty, else libstdc++), libiberty, cxa, none")

@@ -57,14 +57,27 @@ static void print_main_help(FILE *f)
 	      f);
 }
 
+/* What this build has, one feature a line, for bug reports. */
 static void print_version(void)
 {
+	const char *demangler = "none (C++ and Rust names stay mangled)";
+
+	if (XPROF_HAVE_LIBIBERTY)
+		demangler = "libiberty (C++, Rust legacy and v0)";
+	else if (XPROF_HAVE_CXA_DEMANGLE)
+		demangler = "libstdc++ __cxa_demangle (C++ only: Rust names stay mangled)";
 	printf("xprof %s\n", XPROF_VERSION);
-	printf("features: libdw %s, libunwind %s, capstone %s, demangle %s\n", XPROF_LIBDW_VERSION,
-	       XPROF_LIBUNWIND_VERSION, XPROF_CAPSTONE_VERSION,
-	       XPROF_HAVE_LIBIBERTY	 ? "libiberty (C++, Rust)"
-	       : XPROF_HAVE_CXA_DEMANGLE ? "libstdc++ (C++ only)"
-					 : "none");
+	printf("demangler:  %s\n", demangler);
+	printf("elfutils:   libdw %s (symbols, inline frames, CFI, debuginfod with "
+	       "DEBUGINFOD_URLS)\n",
+	       XPROF_LIBDW_VERSION);
+	printf("capstone:   %s (prologue analysis where there is no CFI)\n",
+	       XPROF_HAVE_CAPSTONE ? XPROF_CAPSTONE_VERSION : "none");
+	printf("libunwind:  %s\n", XPROF_LIBUNWIND_VERSION);
+	printf("zlib:       %s (pprof output)\n", XPROF_ZLIB_VERSION);
+	printf("build:      %s, %s%s\n", XPROF_BUILD_TYPE,
+	       XPROF_STATIC_BUILD ? "static" : "dynamic",
+	       XPROF_SANITIZE_BUILD ? ", ASan + UBSan" : "");
 }
 
 static const struct cmd_struct *find_command(const char *name)
