@@ -4,7 +4,8 @@
  * libiberty's cplus_demangle (C++, Rust legacy and v0) or, without it,
  * libstdc++'s __cxa_demangle.  The choice is made at build time
  * (XPROF_HAVE_LIBIBERTY, XPROF_HAVE_CXA_DEMANGLE in version.h); both
- * branches are small so the call sites never see it.
+ * branches are small so the call sites never see it.  Without a demangler
+ * for a name's scheme, the name stays as it is and one warning says why.
  */
 #include "demangle.h"
 #include "err.h"
@@ -36,6 +37,39 @@ size_t demangle_strip_version(const char *name)
 static bool is_mangled(const char *name)
 {
 	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
+
+bool demangle_has_scheme(const char *name)
+{
+	if (!is_mangled(name))
+		return false;
+	if (XPROF_HAVE_LIBIBERTY)
+		return true;
+	return XPROF_HAVE_CXA_DEMANGLE && name[1] == 'Z';
+}
+
+/*
+ * Once per process: mangled names are shown as they are, for want of a
+ * demangler (a build configured with -DXPROF_DEMANGLER=none, or Rust v0
+ * names with libstdc++'s C++-only one).
+ */
+static void warn_no_demangler(const char *name)
+{
+	static int warned;
+
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		return;
+	if (XPROF_HAVE_CXA_DEMANGLE) {
+		xp_warn("Rust names such as '%.60s' are shown mangled: this xprof demangles C++ "
+			"only (libstdc++)",
+			name);
+	} else {
+		xp_warn("mangled names such as '%.60s' are shown as they are: this xprof was "
+			"built without a demangler",
+			name);
+	}
+	xp_hint("rebuild it with libiberty (Debian: libiberty-dev, as scripts/deps.sh "
+		"installs); see 'xprof --version'");
 }
 
 static char *run_demangler(const char *name)
@@ -74,6 +108,10 @@ char *demangle_name(const char *name, bool demangle)
 	raw[len] = 0;
 	if (!demangle || !is_mangled(raw) || len > DEMANGLE_MAX_INPUT)
 		return raw;
+	if (!demangle_has_scheme(raw)) {
+		warn_no_demangler(raw);
+		return raw;
+	}
 	out = run_demangler(raw);
 	if (!out || !*out) {
 		free(out);
