@@ -10,19 +10,26 @@
 set -euo pipefail
 
 # Usage: deps.sh [--test | --fuzz]
-#   (none)  what building xprof needs
+#   (none)  what building xprof needs: cmake, gcc, make, pkg-config, and the
+#           libraries: libdw/libelf (elfutils: symbols, DWARF, CFI),
+#           libunwind, capstone (instruction decoding), zlib (pprof), and
+#           libiberty-dev (the demangler: C++ and Rust names)
 #   --fuzz  also clang and its libFuzzer runtime (scripts/fuzz.sh; the -14 is
 #           Debian 12's clang)
-#   --test  also what the test suite drives: chromium (flame graph), golang-go
-#           (go tool pprof), python3 (JSON checks), bsdutils (script: a
-#           terminal), groff-base and man-db (man pages), fonts for readable
-#           screenshots, and what --fuzz installs
-packages=(cmake gcc make pkg-config libdw-dev libelf-dev libunwind-dev libcapstone-dev zlib1g-dev)
+#   --test  also what the test suite drives: g++ (a C++ target), binutils
+#           (objcopy, readelf, objdump: stripped copies, debuginfo, code
+#           shapes), strace (debuginfod is never asked unasked), chromium
+#           (flame graph), golang-go (go tool pprof), python3 (JSON checks),
+#           bsdutils (script: a terminal), groff-base and man-db (man
+#           pages), fonts for readable screenshots, and what --fuzz installs
+packages=(cmake gcc make pkg-config libdw-dev libelf-dev libunwind-dev libcapstone-dev zlib1g-dev
+	libiberty-dev)
 if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
 	packages+=(clang libclang-rt-14-dev)
 fi
 if [[ ${1:-} == --test ]]; then
-	packages+=(chromium fonts-dejavu-core golang-go python3 bsdutils groff-base man-db)
+	packages+=(binutils g++ strace chromium fonts-dejavu-core golang-go python3 bsdutils groff-base
+		man-db)
 fi
 
 if ! command -v dpkg >/dev/null 2>&1; then
