@@ -5,13 +5,38 @@
 # symbolized stack (main thread: main -> run_rounds; workers: start_thread
 # -> worker -> run_rounds; idle: idler -> read), with file:line; afterwards
 # the process is not traced, every working thread keeps using CPU, and it
-# can be dumped again.  A stopped process (SIGSTOP) is dumped and stays
+# can be dumped again.  glibc's frames under the start routines
+# (__libc_start_call_main, start_thread) are local symbols: named when the
+# ELF files have them (libc.so.6's .symtab, or its separate debuginfo, e.g.
+# Debian's libc6-dbg), otherwise shown as libc.so.6+0xOFF, never under a
+# wrong name; the test reads the ELF files itself to know which to expect.  A stopped process (SIGSTOP) is dumped and stays
 # stopped.  Errors: no -p (2), no such process (1, with a hint).
 . "$(dirname "$0")/../lib/xptest.sh"
 
 require_ptrace
+require_cmd readelf binutils
 start_target shares -s 0 -t 3 -i
 pid=$TARGET_PID
+
+# libc_frame SYM: the pattern of the frame for glibc's local function SYM:
+# its name if libc.so.6 or its debuginfo (by build-id, where libdw looks)
+# has a symbol for it, else libc.so.6+0xOFF.
+libc=$(awk '$6 ~ /\/libc\.so\.6$/ { print $6; exit }' "/proc/$pid/maps")
+[[ -f $libc ]] || fail_now "no libc.so.6 in /proc/$pid/maps"
+libc_files=("$libc")
+id=$(readelf -n "$libc" | awk '/Build ID/ { print $3 }')
+[[ -n $id && -f /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug ]] &&
+	libc_files+=("/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug")
+libc_frame() {
+	if readelf -sW "${libc_files[@]}" 2>/dev/null | awk -v s="$1" '$8 == s { f = 1 } END { exit !f }'; then
+		printf '%s \\(' "$1"
+	else
+		printf '%s' 'libc\.so\.6\+0x[0-9a-f]+$'
+	fi
+}
+below_main=$(libc_frame __libc_start_call_main)
+below_start=$(libc_frame start_thread)
+say "# libc: ${libc_files[*]}: expecting '$below_main' under main, '$below_start' under a thread's start routine"
 mapfile -t tids < <(ls "/proc/$pid/task" | sort -n)
 ((${#tids[@]} == 4)) || fail "expected 4 threads in /proc, found ${#tids[@]}"
 
@@ -32,15 +57,20 @@ for tid in "${tids[@]}"; do
 	head=$(head -n1 <<<"$b")
 	comm=$(cat "/proc/$pid/task/$tid/comm")
 	case $comm in
-	shares) want="main run_rounds" ;;
-	shares-*) want="worker run_rounds start_thread" ;;
-	idle) want="idler read|__read|__libc_read" ;; # glibc's aliases of one function
-	*) want="" ;;
+	shares) want="main run_rounds" start=main below=$below_main ;;
+	shares-*) want="worker run_rounds" start=worker below=$below_start ;;
+	idle) want="idler read|__read|__libc_read" start=idler below=$below_start ;; # glibc's aliases
+	*) want="" start="" ;;
 	esac
 	[[ $head == "Thread $tid ($comm) "*":" ]] || fail "no header for thread $tid ($comm): '$head'"
 	for fn in $want; do
 		grep -Eq "^    ($fn) \(" <<<"$b" || fail "thread $tid ($comm): no $fn in its stack"
 	done
+	if [[ -n $start ]]; then
+		next=$(awk -v s="    $start (" 'on { print; exit } index($0, s) == 1 { on = 1 }' <<<"$b")
+		grep -Eq "^    $below" <<<"$next" ||
+			fail "thread $tid ($comm): below $start: '$next', expected /$below/"
+	fi
 	[[ $comm == idle && $head != *" sleeping:" ]] && fail "idle thread not shown sleeping: $head"
 	grep -Eq '^    run_rounds \(.*/shares\.c:[0-9]+\)$' <<<"$b" || [[ $comm == idle ]] ||
 		fail "thread $tid: no file:line for run_rounds"
