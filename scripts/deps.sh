@@ -12,6 +12,8 @@ set -euo pipefail
 # Usage: deps.sh [--test | --fuzz]
 #   (none)  what building xprof needs: cmake, gcc, make, pkg-config, and the
 #           libraries: libdw/libelf (elfutils: symbols, DWARF, CFI),
+#           libdebuginfod1 (which libdw loads to ask debuginfod servers
+#           when DEBUGINFOD_URLS is set; only recommended by libdw1),
 #           libunwind, capstone (instruction decoding), zlib (pprof), and
 #           libiberty-dev (the demangler: C++ and Rust names)
 #   --fuzz  also clang and its libFuzzer runtime (scripts/fuzz.sh; the -14 is
@@ -22,8 +24,8 @@ set -euo pipefail
 #           (flame graph), golang-go (go tool pprof), python3 (JSON checks),
 #           bsdutils (script: a terminal), groff-base and man-db (man
 #           pages), fonts for readable screenshots, and what --fuzz installs
-packages=(cmake gcc make pkg-config libdw-dev libelf-dev libunwind-dev libcapstone-dev zlib1g-dev
-	libiberty-dev)
+packages=(cmake gcc make pkg-config libdw-dev libelf-dev libdebuginfod1 libunwind-dev
+	libcapstone-dev zlib1g-dev libiberty-dev)
 if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
 	packages+=(clang libclang-rt-14-dev)
 fi

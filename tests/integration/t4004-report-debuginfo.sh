@@ -7,10 +7,11 @@
 # is rebuilt (another build-id) or deleted after recording, the debuginfo of
 # the recorded build-id still names its frames (one warning for the
 # rebuilt file); without it they are module+0xOFF.  debuginfod is never
-# asked unless DEBUGINFOD_URLS is set (checked with strace, which
-# scripts/deps.sh --test installs).  What is checked is where the names
-# come from, not how they are shown: the two functions count as named
-# whether or not the build has a demangler (t4003 checks demangling).
+# asked unless DEBUGINFOD_URLS is set, and asked when it is (checked with
+# strace; scripts/deps.sh installs strace, and libdebuginfod1, which libdw
+# loads to ask).  What is checked is where the names come from, so the
+# reports show the symbols as they are (--no-demangle: the same whatever
+# demangler the build has; t4003 and t4008 check demangling).
 set -eu
 : "${XPROF:?set XPROF to the xprof binary}" "${XP_TARGETS:?set XP_TARGETS to build/targets}"
 
@@ -41,7 +42,7 @@ fail() {
 	[ -z "${2:-}" ] || cat "$2"
 	exit 1
 }
-named='(app::engine::step\(\)|_ZN3app6engine4stepEv|mycrate::example|_RNvCs15kBYyAo9fc_7mycrate7example);accumulate'
+named='(_ZN3app6engine4stepEv|_RNvCs15kBYyAo9fc_7mycrate7example);accumulate'
 
 # A stripped binary, its debuginfo in a build-id tree, and a debuglink copy.
 mkdir -p "$tmp/bin" "$tmp/dbg" "$tmp/dl$tmp/bin"
@@ -56,7 +57,7 @@ mv "$tmp/inlines.debug" "$tmp/dl$tmp/bin/inlines.debug"
 
 timeout 120 "$XPROF" record -q -o "$tmp/s.data" -- "$tmp/bin/inlines" 1
 
-"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/none.folded" 2>"$tmp/none.err"
+"$XPROF" report -i "$tmp/s.data" --no-demangle --folded -o "$tmp/none.folded" 2>"$tmp/none.err"
 n=$(share "$tmp/none.folded" "$named")
 echo "stripped, no debuginfo: named in $n%"
 [ "$n" -eq 0 ] || fail "names without debuginfo?" "$tmp/none.folded"
@@ -75,24 +76,24 @@ else
 	asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 	env -u DEBUGINFOD_URLS ASAN_OPTIONS="$asan" XDG_CACHE_HOME="$tmp/xdg" HOME="$tmp/home" \
 		strace -f -qq -e trace=connect -o "$tmp/trace" \
-		"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/trace.folded" 2>/dev/null
+		"$XPROF" report -i "$tmp/s.data" --no-demangle --folded -o "$tmp/trace.folded" 2>/dev/null
 	if grep -q 'connect(' "$tmp/trace" || [ -e "$tmp/xdg" ] || [ -e "$tmp/home" ]; then
 		fail "debuginfod was asked without DEBUGINFOD_URLS" "$tmp/trace"
 	fi
 	ASAN_OPTIONS="$asan" DEBUGINFOD_URLS=http://127.0.0.1:9 DEBUGINFOD_CACHE_PATH="$tmp/cache" \
 		strace -f -qq -e trace=connect -o "$tmp/trace2" \
-		"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/trace2.folded" 2>/dev/null
+		"$XPROF" report -i "$tmp/s.data" --no-demangle --folded -o "$tmp/trace2.folded" 2>/dev/null
 	c=$(grep -c '127.0.0.1' "$tmp/trace2" || true)
 	echo "debuginfod: no connection without DEBUGINFOD_URLS; $c attempt(s) with it (control)"
-	[ "$c" -gt 0 ] || fail "the control made no connection: the check proves nothing" "$tmp/trace2"
+	[ "$c" -gt 0 ] || fail "the control made no connection: the check proves nothing (no libdebuginfod.so.1, which libdw loads? Debian: libdebuginfod1)" "$tmp/trace2"
 fi
 
-"$XPROF" report -i "$tmp/s.data" --folded --debug-dir "$tmp/dbg" -o "$tmp/byid.folded"
+"$XPROF" report -i "$tmp/s.data" --no-demangle --folded --debug-dir "$tmp/dbg" -o "$tmp/byid.folded"
 n=$(share "$tmp/byid.folded" "$named")
 echo "--debug-dir with a build-id tree: named with inline frames in $n%"
 [ "$n" -ge 80 ] || fail "build-id lookup" "$tmp/byid.folded"
 
-"$XPROF" report -i "$tmp/s.data" --folded --debug-dir "$tmp/nowhere:$tmp/dl" \
+"$XPROF" report -i "$tmp/s.data" --no-demangle --folded --debug-dir "$tmp/nowhere:$tmp/dl" \
 	-o "$tmp/link.folded" 2>"$tmp/link.err"
 n=$(share "$tmp/link.folded" "$named")
 echo "--debug-dir with a debuglink tree (colon list): named in $n%"
@@ -102,13 +103,13 @@ grep -q "cannot use debug directory '$tmp/nowhere'" "$tmp/link.err" ||
 
 # Rebuilt after recording: one warning, and the recorded build-id's debuginfo still names it.
 cp "$XP_TARGETS/unwindme" "$tmp/bin/inlines"
-"$XPROF" report -i "$tmp/s.data" --folded --debug-dir "$tmp/dbg" -o "$tmp/changed.folded" \
+"$XPROF" report -i "$tmp/s.data" --no-demangle --folded --debug-dir "$tmp/dbg" -o "$tmp/changed.folded" \
 	2>"$tmp/changed.err"
 n=$(share "$tmp/changed.folded" "$named")
 w=$(grep -c "has changed since it was recorded" "$tmp/changed.err" || true)
 echo "rebuilt binary, --debug-dir: named in $n%, $w warning(s)"
 [ "$n" -ge 80 ] && [ "$w" -eq 1 ] || fail "rebuilt binary with debuginfo" "$tmp/changed.err"
-"$XPROF" report -i "$tmp/s.data" --folded -o "$tmp/changed2.folded" 2>"$tmp/changed2.err"
+"$XPROF" report -i "$tmp/s.data" --no-demangle --folded -o "$tmp/changed2.folded" 2>"$tmp/changed2.err"
 n=$(share "$tmp/changed2.folded" "$named")
 m=$(share "$tmp/changed2.folded" ';inlines\+0x[0-9a-f]+$')
 w=$(grep -c "its frames are shown as inlines+offset" "$tmp/changed2.err" || true)
@@ -117,7 +118,7 @@ echo "rebuilt binary, no debuginfo: named in $n%, inlines+0xOFF leaves in $m%, $
 
 # Deleted after recording: the debuginfo alone is enough, quietly.
 rm "$tmp/bin/inlines"
-"$XPROF" report -i "$tmp/s.data" --folded --debug-dir "$tmp/dbg" -o "$tmp/gone.folded" \
+"$XPROF" report -i "$tmp/s.data" --no-demangle --folded --debug-dir "$tmp/dbg" -o "$tmp/gone.folded" \
 	2>"$tmp/gone.err"
 n=$(share "$tmp/gone.folded" "$named")
 echo "deleted binary, --debug-dir: named in $n%"
