@@ -13,7 +13,7 @@
 #   - the readiness FIFO, start_bg/wait_bg, and the EXIT trap that kills
 #     what a test started and removes its directory, even when it fails.
 # Needs neither ptrace nor a working 'xprof record'.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 cat >canned.folded <<'EOF'
@@ -55,6 +55,9 @@ stats_is "4 100 100" "frame:Foo::bar\(int, char const\*\)"
 stats_is "84 89 100" "tail:a|b|Foo::bar.*;leaf" leaf:leaf
 stats_is "9 89 100" "!tail:a|b;leaf" leaf:leaf
 stats_is "0 0 100" "frame:main" "comm:nobody"
+stats_is "80 100 100" "stack:;work;(a|b);leaf$"    # the printed stack, an ERE
+stats_is "90 100 100" "stack:^app;.*;work;[abc](;leaf)?$"
+stats_is "4 100 100" "stack:Foo::bar\(int"          # unanchored
 assert_eq "folded_total" "$(folded_total canned.folded)" 100
 assert_folded_format canned.folded
 

@@ -13,7 +13,7 @@
 #   - parse, then act: after a usage error the command was not run and no
 #     data file was written.
 # Needs no ptrace: nothing here gets as far as starting a command.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 say "## help and version"

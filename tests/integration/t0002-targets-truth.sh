@@ -15,7 +15,7 @@
 #   - exits ends with the status asked for; sigtarget counts queued signals
 #     and SIGSTOP/SIGCONT cycles exactly.
 # Needs neither ptrace nor xprof record.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 T=$XP_TARGETS

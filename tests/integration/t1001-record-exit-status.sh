@@ -14,7 +14,7 @@
 #   - the data file of a normal run, and of a run whose command died of a
 #     signal, is reportable: 'report --folded' exits 0, prints folded
 #     stacks, and the spinning function is on top of most samples.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

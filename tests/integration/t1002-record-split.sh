@@ -21,7 +21,7 @@
 #     period of CPU time, although its ticks come per period of wall time
 #     and the target is stopped for some of each (102% before, 91% at 999 Hz
 #     when the kernel's stale CPU counter made it skip ticks).
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

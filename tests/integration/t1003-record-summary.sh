@@ -15,7 +15,7 @@
 #     samples as the summary line, the stop and held percentiles, and (as
 #     root) that idle CPUs were kept polling at real-time priority 1, or
 #     with --no-poll-idle -r 0 that they were not.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

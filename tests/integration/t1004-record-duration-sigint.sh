@@ -23,7 +23,7 @@
 # start_bg runs the command through tests/lib/run.pl, which restores the
 # default actions before exec; the test checks SigIgn in /proc, for xprof
 # and for the command, so that a passing test means what it says.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -10,7 +10,7 @@
 #   - chain_cmp is in ~90% of the samples (its share of the CPU: 80..98%);
 #   - main;sort_driver are consecutive (nothing invented between them).
 # Both builds of the target (with and without frame pointers).
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -8,7 +8,7 @@
 # build gives main;level1;level2 with -g fp too; level3 itself is lost
 # there in the ~5% of samples taken inside libc's clock_gettime, which has
 # no frame pointer: that is what -g fp means.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

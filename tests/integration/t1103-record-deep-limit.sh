@@ -10,7 +10,7 @@
 #     after the process name), never a shorter stack passed off as whole;
 #   - the run's output is the same as without xprof.
 # With --max-depth 8000 the whole chain is there: main in >= 95%.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

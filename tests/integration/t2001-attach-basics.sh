@@ -21,7 +21,7 @@
 #     traced by another tracer (tests/helpers/pthold.c), where the message
 #     names the tracer's pid and name;
 #   - bad -p values are usage errors: exit 2, nothing attached.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace attach
 

@@ -17,7 +17,7 @@
 #     time the target used; on a machine shared with other work the target
 #     gets less, so the bar is 500 or 40% of the CPU ms it used while
 #     attached, whichever is lower.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace attach
 

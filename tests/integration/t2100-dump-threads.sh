@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # xprof dump on a running 'shares' with three working threads and one
 # blocked in read(2): every thread is listed with its name and state and a
@@ -11,9 +11,10 @@
 # Debian's libc6-dbg), otherwise shown as libc.so.6+0xOFF, never under a
 # wrong name; the test reads the ELF files itself to know which to expect.  A stopped process (SIGSTOP) is dumped and stays
 # stopped.  Errors: no -p (2), no such process (1, with a hint).
-. "$(dirname "$0")/../lib/xptest.sh"
+# shellcheck source=tests/lib/lib.sh
+. "$(dirname "$0")/../lib/lib.sh"
 
-require_ptrace
+skip_unless_ptrace
 require_cmd readelf binutils
 start_target shares -s 0 -t 3 -i
 pid=$TARGET_PID
@@ -40,13 +41,15 @@ say "# libc: ${libc_files[*]}: expecting '$below_main' under main, '$below_start
 mapfile -t tids < <(ls "/proc/$pid/task" | sort -n)
 ((${#tids[@]} == 4)) || fail "expected 4 threads in /proc, found ${#tids[@]}"
 
-expect_exit 0 "$XPROF" dump -p "$pid"
-cp "$OUT" dump.txt
+check_exit 0 "$XPROF" dump -p "$pid"
+cp "$XP_OUT" dump.txt
 cp dump.txt "$XP_ARTIFACTS/dump.txt"
-show dump.txt 40
+show_file "dump" dump.txt 40
 [[ $(head -n1 dump.txt) == "Process $pid: $XP_TARGETS/shares -s 0 -t 3 -i -r 3" ]] ||
 	fail "first line: $(head -n1 dump.txt)"
-[[ -s $ERR ]] && fail "dump wrote to stderr: $(head -n3 "$ERR")"
+if [[ -s $XP_ERR ]]; then
+	fail "dump wrote to stderr: $(head -n3 "$XP_ERR")"
+fi
 
 # block TID: the lines of one thread, up to the blank line after it.
 block() {
@@ -95,8 +98,8 @@ declare -A cpu
 for tid in "${tids[@]}"; do cpu[$tid]=$(task_cpu "$pid" "$tid"); done
 wait_until 10 moved && say "ok: every working thread uses CPU after the dump" ||
 	fail "a working thread stopped running after the dump"
-expect_exit 0 "$XPROF" dump -p "$pid"
-grep -c '^Thread ' "$OUT" | grep -qx 4 || fail "second dump: $(grep -c '^Thread ' "$OUT") threads"
+check_exit 0 "$XPROF" dump -p "$pid"
+grep -c '^Thread ' "$XP_OUT" | grep -qx 4 || fail "second dump: $(grep -c '^Thread ' "$XP_OUT") threads"
 
 # A stopped process is dumped and stays stopped (group-stop kept, no SIGCONT).
 kill -STOP "$pid"
@@ -107,8 +110,8 @@ all_stopped() {
 	done
 }
 wait_until 10 all_stopped || fail "target did not stop"
-expect_exit 0 "$XPROF" dump -p "$pid"
-cp "$OUT" stopped.txt
+check_exit 0 "$XPROF" dump -p "$pid"
+cp "$XP_OUT" stopped.txt
 grep -q "^Thread $pid (shares) stopped:" stopped.txt || fail "stopped state not shown: $(sed -n 3p stopped.txt)"
 grep -q '^    main (' stopped.txt || fail "no main in the stopped process's dump"
 for tid in "${tids[@]}"; do
@@ -119,8 +122,8 @@ kill -CONT "$pid"
 for tid in "${tids[@]}"; do cpu[$tid]=$(task_cpu "$pid" "$tid"); done
 wait_until 10 moved && say "ok: runs again after SIGCONT" || fail "did not run again after SIGCONT"
 
-expect_exit 2 "$XPROF" dump
-grep -q "no process given: use -p <pid>" "$ERR" || fail "no usage message"
-expect_exit 1 "$XPROF" dump -p 4194304
-grep -q '^hint: no process with pid 4194304 exists' "$ERR" || fail "no hint for a missing process"
+check_exit 2 "$XPROF" dump
+grep -q "no process given: use -p <pid>" "$XP_ERR" || fail "no usage message"
+check_exit 1 "$XPROF" dump -p 4194304
+grep -q '^hint: no process with pid 4194304 exists' "$XP_ERR" || fail "no hint for a missing process"
 finish

@@ -14,7 +14,7 @@
 #   - a data file cut in the middle of a record is still read up to the last
 #     whole record (DESIGN.md: the reader tolerates a truncated tail): exit 0,
 #     no more samples than the whole file.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 # report_error LABEL FILE ARGS...: exit 1, one error line naming FILE.

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # report --speedscope on a real recording of 'shares' with two working
 # threads, checked against the essentials of speedscope's file format
@@ -9,16 +9,16 @@
 # from the file (leaf weight over all weight) must match our flat report,
 # and work_fifty must be 50 +- 5%.  --per-thread adds the comm/tid root and
 # --tid keeps one profile.
-. "$(dirname "$0")/../lib/xptest.sh"
+# shellcheck source=tests/lib/lib.sh
+. "$(dirname "$0")/../lib/lib.sh"
 
-require_ptrace
+skip_unless_ptrace
 require_cmd python3 python3
 
-expect_exit 0 "$XPROF" -q record -o shares.data -- "$XP_TARGETS/shares" -s 1.5 -t 2 ||
-	fail_now "record failed"
-expect_exit 0 "$XPROF" report -i shares.data --flat -o flat.txt
-expect_exit 0 "$XPROF" report -i shares.data --speedscope -o shares.speedscope.json
-expect_exit 0 "$XPROF" report -i shares.data --per-thread --folded -o threads.folded
+expect_exit 0 "$XPROF" -q record -o shares.data -- "$XP_TARGETS/shares" -s 1.5 -t 2
+check_exit 0 "$XPROF" report -i shares.data --flat -o flat.txt
+check_exit 0 "$XPROF" report -i shares.data --speedscope -o shares.speedscope.json
+check_exit 0 "$XPROF" report -i shares.data --per-thread --folded -o threads.folded
 cp flat.txt shares.speedscope.json "$XP_ARTIFACTS/"
 
 # check.py FILE [ROOTS]: validate, print "threads N" and "share NAME PCT" lines.
@@ -58,9 +58,9 @@ for name, w in sorted(leaf.items()):
     print("share %s %.2f" % (name, 100.0 * w / weight))
 PY
 
-expect_exit 0 python3 check.py shares.speedscope.json || show "$OUT"
-cp "$OUT" check.txt
-show check.txt 12
+check_exit 0 python3 check.py shares.speedscope.json
+cp "$XP_OUT" check.txt
+show_file "check.py" check.txt 12
 threads=$(awk '/^threads/ { print $2 }' check.txt)
 want=$(cut -d';' -f1 threads.folded | sort -u | wc -l)
 [[ $threads == "$want" ]] && say "ok: $threads profiles, one per thread" ||
@@ -68,21 +68,21 @@ want=$(cut -d';' -f1 threads.folded | sort -u | wc -l)
 ((threads >= 2)) || fail "fewer than the 2 working threads: $threads"
 for fn in work_fifty work_thirty work_twenty; do
 	theirs=$(awk -v f="$fn" '$1 == "share" && $2 == f { print $3 }' check.txt)
-	ours=$(flat_share flat.txt "$fn" 1)
+	ours=$(flat_share flat.txt self "$fn")
 	say "# $fn: flat Self% $ours, speedscope leaf share $theirs"
-	check_within "speedscope share of $fn minus ours" \
+	assert_within "speedscope share of $fn minus ours" \
 		"$(awk -v a="$theirs" -v b="$ours" 'BEGIN { print a - b }')" -0.02 0.02
 done
-check_within "speedscope share of work_fifty" \
+assert_within "speedscope share of work_fifty" \
 	"$(awk '$1 == "share" && $2 == "work_fifty" { print $3 }' check.txt)" 45 55
 
 # --per-thread: every stack starts with its thread's comm/tid frame.
-expect_exit 0 "$XPROF" report -i shares.data --speedscope --per-thread -o roots.json
-expect_exit 0 python3 check.py roots.json roots || show "$OUT"
+check_exit 0 "$XPROF" report -i shares.data --speedscope --per-thread -o roots.json
+check_exit 0 python3 check.py roots.json roots
 
 # --tid: one thread, one profile.
 tid=$(head -n1 threads.folded | cut -d';' -f1 | sed 's|.*/||')
-expect_exit 0 "$XPROF" report -i shares.data --speedscope --tid "$tid" -o one.json
-expect_exit 0 python3 check.py one.json
-grep -qx 'threads 1' "$OUT" && say "ok: --tid $tid gives one profile" || fail "--tid $tid: $(head -n1 "$OUT")"
+check_exit 0 "$XPROF" report -i shares.data --speedscope --tid "$tid" -o one.json
+check_exit 0 python3 check.py one.json
+grep -qx 'threads 1' "$XP_OUT" && say "ok: --tid $tid gives one profile" || fail "--tid $tid: $(head -n1 "$XP_OUT")"
 finish

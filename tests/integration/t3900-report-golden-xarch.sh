@@ -9,7 +9,7 @@
 #     from the file, the binaries from their recorded paths under --symfs;
 #   - without --symfs the recorded paths (/xt/split) do not exist here: one
 #     warning naming the file, and its frames as split+offset.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 for dir in "$XP_DATA"/golden/*/; do

@@ -19,7 +19,7 @@
 #   - main (the thread blocked in pthread_join) has at most 1% of the
 #     samples and of the weight: CPU mode skips a thread that has not run
 #     since its last sample.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

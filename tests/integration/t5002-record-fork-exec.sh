@@ -17,7 +17,7 @@
 #   - with --no-follow: only the parent is sampled: parent_work is in
 #     >= 90% of the samples, child_work and split's work in none, and the
 #     children still run to a correct finish (same output).
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -19,7 +19,7 @@
 #   - attach only: xprof ending (SIGINT) while the process is stopped
 #     leaves it stopped and untraced (State T, TracerPid 0), and a SIGCONT
 #     then resumes it.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace attach
 

@@ -23,7 +23,7 @@
 #     in a system call); the total weight (CPU time) is at most 65% of the
 #     wall-mode total (elapsed time), which is about 3 s;
 #   - both runs print the same output as an unprofiled run.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -13,7 +13,7 @@
 #     the mean of a run before and a run after) is printed, not asserted:
 #     128 runnable threads on 2 CPUs make every stop wait for its thread's
 #     turn on a CPU (PTRACE-NOTES trap 3), and the machine is shared.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

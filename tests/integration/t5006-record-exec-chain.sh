@@ -17,7 +17,7 @@
 #     (or would show no function at all);
 #   - in all, at most 0.5% of the samples have a frame that is in no
 #     known mapping (a bare 0x...) or unnamed in execer (execer+0x...).
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -21,7 +21,7 @@
 # Needs no ptrace: the data files are canned (tests/data/fuzz/datafile/
 # forker.xprof: three processes, fork and exec, SAMPLES batches) or made by
 # tests/lib/mkdata.pl.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 # status_of CMD...: run CMD (stdout, stderr to run.out / run.err) and set

@@ -14,7 +14,7 @@
 #     record and attach with an output in a missing directory, an output
 #     that is a directory, an output on /dev/full.
 # Needs no ptrace: each case fails before anything is traced.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 T=$XP_TARGETS

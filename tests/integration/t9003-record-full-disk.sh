@@ -16,7 +16,7 @@
 #   - attach: the same error, exit 1 (no command status to pass on); the
 #     target is left running untraced and ends exactly as without xprof.
 # Mounting needs root (or CAP_SYS_ADMIN): skipped (77) otherwise.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

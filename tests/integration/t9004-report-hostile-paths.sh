@@ -15,7 +15,7 @@
 #   - nothing from the file reaches stdout or stderr as a control
 #     character, and stderr stays small (a message is at most 4 KiB).
 # Needs no ptrace.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 XP_CMD_TIMEOUT=20

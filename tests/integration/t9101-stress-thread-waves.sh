@@ -8,7 +8,7 @@
 # thread is seen (the summary counts 257); most samples are in wave_work.
 # The stop times printed are the cost of interrupting 128 runnable
 # threads on 2 CPUs (PTRACE-NOTES trap 3).
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

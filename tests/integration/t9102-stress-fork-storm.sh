@@ -7,7 +7,7 @@
 # parent reaps every child with the status it expects and prints what it
 # prints without xprof; following, xprof sees all 101 processes and most
 # samples are in storm_work.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

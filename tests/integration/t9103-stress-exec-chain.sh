@@ -7,7 +7,7 @@
 # the unprofiled one only if no exec corrupted anything; the data file
 # holds one exec'ing PROCESS record per image (51: the first exec and 50
 # more), and most samples are in chain_work.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -15,7 +15,7 @@
 #     5,000 in the default build, 200 to 2,600 in the sanitized one).
 # Nothing crashes or hangs; each run ends with the target's own status and
 # output, as without xprof, and its data file reports.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -10,7 +10,7 @@
 # interrupts failed, and nearly every sample is in thread_work.  The rate
 # achieved, late ticks and stop times are printed (they are this
 # machine's, not asserted).
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -14,7 +14,7 @@
 # writes elsewhere, or a hard core limit of 0.
 # Under a sanitizer build, ASan would lower RLIMIT_CORE to 0 for xprof and
 # so for the command (disable_coredump): this test turns that off.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -22,6 +22,10 @@
 #                  somewhere in the stack (not counting comm)
 #   tail:P         P matches the innermost frames (ends at the leaf)
 #   root:P         P matches the outermost frames (right after comm)
+#   stack:ERE      the whole stack as printed (comm;frame;...;leaf, without
+#                  the count) matches ERE, unanchored: for patterns the
+#                  kinds above cannot say, such as an optional frame
+#                  (";accumulate(;mix)?$")
 # Each element of P is an extended regular expression matched against a
 # whole frame name (it is anchored: "a" does not match "main"), or "..."
 # for any number (zero or more) of frames: "main;sort_driver;...;chain_cmp".
@@ -48,13 +52,14 @@ function parse(p, cond,    neg, kind, pat, i, n, parts) {
 		kind = "chain"
 	else if (kind == "leaf")
 		kind = "tail"
-	if (kind != "comm" && kind != "chain" && kind != "tail" && kind != "root")
+	if (kind != "comm" && kind != "chain" && kind != "tail" && kind != "root" &&
+	    kind != "stack")
 		die("bad condition kind '" kind "' in '" cond "'")
 	if (pat == "")
 		die("empty pattern in '" cond "'")
 	KIND[p] = kind
-	if (kind == "comm") {
-		RE[p, 1] = "^(" pat ")$"
+	if (kind == "comm" || kind == "stack") {
+		RE[p, 1] = kind == "comm" ? "^(" pat ")$" : pat
 		M[p] = 1
 		return
 	}
@@ -97,6 +102,8 @@ function test(p,    r, i) {
 		r = 1
 	else if (KIND[p] == "comm")
 		r = (COMM ~ RE[p, 1])
+	else if (KIND[p] == "stack")
+		r = (STACK ~ RE[p, 1])
 	else if (KIND[p] == "root") {
 		END_ANCHOR = 0
 		r = match_at(p, 1, 1)
@@ -134,6 +141,7 @@ BEGIN {
 	}
 	stack = substr($0, 1, length($0) - length(count))
 	sub(/ +$/, "", stack)
+	STACK = stack
 	nall = split(stack, all, ";")
 	COMM = all[1]
 	NF_ = nall - 1

@@ -35,6 +35,8 @@ XP_DATA=${XP_DATA:-$XP_SRC/tests/data}
 XP_HELPERS=$XP_BUILD/helpers
 XP_CMD_TIMEOUT=${XP_CMD_TIMEOUT:-120}
 XP_TEST=$(basename "$0" .sh)
+# Kept after the test (screenshots, reports to look at after a failure).
+XP_ARTIFACTS=$XP_BUILD/test-artifacts/$XP_TEST
 export XPROF XP_TARGETS XP_SRC XP_DATA XP_BUILD
 # A test must not inherit readiness from an outer test or shell.
 unset XP_READY_FIFO
@@ -43,6 +45,7 @@ XP_FAILS=0       # failed assertions so far
 XP_RUNS=0        # commands run by expect_exit/check_exit
 XP_PGIDS=()      # process groups started by start_bg
 XP_PIDS=()       # other processes to kill at exit (from ready lines)
+XP_CHILDREN=()   # targets started by start_target (children of this shell)
 declare -A XP_BG # start_bg name -> pid
 
 # --- reporting ---------------------------------------------------------------
@@ -114,13 +117,18 @@ _xp_is_ours() {
 }
 
 _xp_kill_all() {
-	local pgid pid alive=0 i ours=()
+	local pgid pid alive=0 i kept=()
 	for pid in "${XP_PIDS[@]}"; do
 		if _xp_is_ours "$pid"; then
-			ours+=("$pid")
+			kept+=("$pid")
 		fi
 	done
-	XP_PIDS=("${ours[@]}")
+	XP_PIDS=("${kept[@]}")
+	# Targets are not profilers: nothing to finish quietly.
+	for pid in "${XP_CHILDREN[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
 	for pgid in "${XP_PGIDS[@]}"; do
 		kill -TERM -- "-$pgid" 2>/dev/null && alive=1
 	done
@@ -175,6 +183,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'XP_LAST_LINE=$LINENO' ERR
 cd "$XP_TMP"
+mkdir -p "$XP_ARTIFACTS"
 
 if [[ ! -x $XPROF ]]; then
 	fail_now "xprof binary '$XPROF' not found: build first (cmake --build build)"
@@ -191,21 +200,32 @@ _xp_quote() {
 
 # _xp_check FATAL CODE COMMAND...: expect_exit and check_exit.
 _xp_check() {
-	local fatal=$1 want=$2 status
+	local fatal=$1 want=$2 status alt alts
 	shift 2
 	XP_RUNS=$((XP_RUNS + 1))
 	XP_OUT=$XP_TMP/run$XP_RUNS.out
 	XP_ERR=$XP_TMP/run$XP_RUNS.err
 	XP_STATUS=$XP_TMP/run$XP_RUNS.status
 	say "# run $XP_RUNS: $(_xp_quote "$@")"
-	perl "$XP_LIB/run.pl" "$XP_STATUS" "$XP_CMD_TIMEOUT" "$@" \
-		<"${XP_STDIN:-/dev/null}" >"$XP_OUT" 2>"$XP_ERR"
-	status=$(cat "$XP_STATUS")
-	[[ $want == *" "* ]] || want="exit $want"
-	if [[ $status == "$want" ]]; then
-		say "  ok: $want"
-		return 0
+	if declare -F "$1" >/dev/null; then
+		# A shell function of the test: it bounds its own time.
+		status=0
+		"$@" <"${XP_STDIN:-/dev/null}" >"$XP_OUT" 2>"$XP_ERR" || status=$?
+		echo "exit $status" >"$XP_STATUS"
+	else
+		perl "$XP_LIB/run.pl" "$XP_STATUS" "$XP_CMD_TIMEOUT" "$@" \
+			<"${XP_STDIN:-/dev/null}" >"$XP_OUT" 2>"$XP_ERR"
 	fi
+	status=$(cat "$XP_STATUS")
+	IFS='|' read -ra alts <<<"$want"
+	for alt in "${alts[@]}"; do
+		[[ $alt == *" "* ]] || alt="exit $alt"
+		if [[ $status == "$alt" ]]; then
+			say "  ok: $alt"
+			return 0
+		fi
+	done
+	[[ $want == *[" |"]* ]] || want="exit $want"
 	fail "expected $want, got '$status': $(_xp_quote "$@")"
 	show_file stderr "$XP_ERR"
 	show_file stdout "$XP_OUT" 10
@@ -220,9 +240,11 @@ _xp_check() {
 # ones for every run, kept until the end of the test); it must exit with
 # exactly CODE: death by a signal, a timeout ($XP_CMD_TIMEOUT) or any other
 # code is a failure that ends the test, after printing the command, its
-# stderr and the start of its stdout.  ($XP_STATUS holds "exit N" or
-# "signal N" as written by run.pl.)  CODE may also be a whole status line
-# such as "signal 11", to check that a target itself dies of a signal.
+# stderr and the start of its stdout.  COMMAND may be a shell function of
+# the test, run in this shell (it must bound its own time).  ($XP_STATUS
+# holds "exit N" or "signal N" as written by run.pl.)  CODE may also be a
+# whole status line such as "signal 11", to check that a target itself
+# dies of a signal, or alternatives such as "0|1" ($XP_STATUS tells which).
 expect_exit() {
 	_xp_check 1 "$@"
 }
@@ -300,6 +322,23 @@ wait_ready() {
 	done
 }
 
+# start_target NAME ARGS...: start target NAME (shares, split, unwindme:
+# the ones that take "-r FD") in the background with "-r 3", its readiness
+# byte written to a FIFO on fd 3; wait (20 s at most) until it is ready and
+# set TARGET_PID to its pid.  It is killed when the test exits.
+start_target() {
+	local name=$1 fifo=$XP_TMP/ready.$XP_RUNS.$RANDOM line=
+	shift
+	mkfifo "$fifo"
+	"$XP_TARGETS/$name" "$@" -r 3 3>"$fifo" &
+	TARGET_PID=$!
+	XP_CHILDREN+=("$TARGET_PID")
+	read -r -t 20 line <"$fifo" || true
+	rm -f "$fifo"
+	[[ $line == R* ]] || fail_now "target $name did not get ready"
+	say "# target $name $* running as pid $TARGET_PID"
+}
+
 # --- ptrace --------------------------------------------------------------------
 
 # skip_unless_ptrace [attach]: exit 77 with the reason when this process may
@@ -331,6 +370,39 @@ skip_unless_ptrace() {
 			"in a container, grant CAP_SYS_PTRACE (docker run --cap-add=SYS_PTRACE)" \
 			"and allow ptrace in the seccomp profile"
 	fi
+}
+
+# require_cmd NAME PACKAGE: skip unless NAME is on PATH.
+require_cmd() {
+	command -v "$1" >/dev/null 2>&1 || skip "$1 not found (Debian package: $2)"
+}
+
+# --- waiting and /proc -----------------------------------------------------------
+
+# wait_until SECONDS COMMAND...: poll COMMAND (every 50 ms) until it succeeds;
+# 1 if it never did.  For conditions with no event to wait on (a thread's CPU
+# time moving, a process stopping), never as a blind delay.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS <= end)) || return 1
+		sleep 0.05
+	done
+}
+
+# task_field PID TID N: field N of /proc/PID/task/TID/stat, counted from the
+# state (3) as proc(5) does, read after the last ')' of the comm.
+task_field() {
+	local stat
+	stat=$(cat "/proc/$1/task/$2/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	awk -v n="$3" '{ print $(n - 2) }' <<<"$stat"
+}
+
+# task_cpu PID TID: user + system clock ticks of a thread.
+task_cpu() {
+	echo $(($(task_field "$1" "$2" 14) + $(task_field "$1" "$2" 15)))
 }
 
 # --- assertions on files -------------------------------------------------------
@@ -395,6 +467,16 @@ assert_eq() {
 	fi
 }
 
+# assert_within LABEL VALUE LO HI: LO <= VALUE <= HI (decimals); prints
+# the figure either way.  An empty VALUE fails.
+assert_within() {
+	if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v != "" && v + 0 >= lo && v + 0 <= hi) }'; then
+		say "  ok: $1: $2 (want $3..$4)"
+	else
+		fail "$1: '$2' (want $3..$4)"
+	fi
+}
+
 # assert_error_line LABEL FILE: FILE (a stderr) has exactly one line that
 # starts with "xprof: error: ", and it is the first line.
 assert_error_line() {
@@ -413,9 +495,9 @@ assert_error_line() {
 #
 # FILE is the output of 'xprof report --folded'.  A CONDITION selects
 # samples: "frame:RE", "leaf:RE", "comm:RE", "chain:A;B;C", "tail:A;B",
-# "root:A;B", "all", or one of those prefixed by "!" (negation).  Chain
-# elements are whole-frame EREs, "..." stands for any frames.  The grammar
-# is documented in tests/lib/folded.awk.
+# "root:A;B", "stack:ERE" (the whole printed stack), "all", or one of those
+# prefixed by "!" (negation).  Chain elements are whole-frame EREs, "..."
+# stands for any frames.  The grammar is documented in tests/lib/folded.awk.
 
 # folded_stats FILE CONDITION [GIVEN]: prints "HITS CONSIDERED TOTAL".
 folded_stats() {
