@@ -136,7 +136,7 @@ int cmd_attach(int argc, char **argv)
 				common_explain_trace_error(-e, opts.pid[i], what);
 			tracer_detach_all(&t);
 			tracer_release(&t);
-			df_writer_close(w);
+			df_writer_discard(w); /* nothing recorded: an earlier output stays */
 			return 1;
 		}
 	}

@@ -94,7 +94,7 @@ struct df_writer *common_open_output(const char *path, int argc, char **argv)
 	w = df_writer_open(path, xp_arch_host()->e_machine,
 			   (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
 	if (w && write_meta(w, argc, argv)) {
-		df_writer_close(w);
+		df_writer_discard(w);
 		return NULL;
 	}
 	return w;

@@ -136,7 +136,7 @@ int cmd_record(int argc, char **argv)
 	if (e) {
 		common_explain_trace_error(-e, 0, "trace the command");
 		tracer_release(&t);
-		df_writer_close(w);
+		df_writer_discard(w);
 		return 1;
 	}
 	common_sampler_opts(&opts, SAMPLER_RECORD, &so);
@@ -146,7 +146,7 @@ int cmd_record(int argc, char **argv)
 	code = exit_status_of(t.root_status);
 	if (code == 127 && WIFEXITED(t.root_status) && (e = tracer_exec_error(&t))) {
 		xp_error("cannot run '%s': %s", opts.argv[0], strerror(e));
-		df_writer_close(w);
+		df_writer_discard(w); /* nothing ran: an earlier output stays */
 		tracer_release(&t);
 		return 127;
 	}

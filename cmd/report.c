@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -371,9 +373,19 @@ static void fill_out_opts(const struct report_opts *opts, const struct profile *
 		oo->wall = v != 0;
 }
 
+/*
+ * The most a report writes: 64 MiB, and 32 bytes per byte of the data file
+ * (a recording's reports are a fraction of that).  Only a hostile file asks
+ * for more, e.g. a 16 MiB JIT symbol name used by thousands of frames.
+ */
+#define REPORT_OUT_BASE	    (64ull << 20)
+#define REPORT_OUT_PER_BYTE 32
+
 /* A report between aggregation and writing. */
 struct report_run {
-	char *symfs; /* --symfs made absolute, or NULL */
+	const char *name; /* of the data file */
+	uint64_t max_out; /* bytes the report may write */
+	char *symfs;	  /* --symfs made absolute, or NULL */
 	const struct out_ops *ops;
 	struct resolver r;
 	struct out_opts oo;
@@ -397,6 +409,8 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	};
 
 	run->symfs = NULL;
+	run->name = p->name;
+	run->max_out = REPORT_OUT_BASE + REPORT_OUT_PER_BYTE * p->good_bytes;
 	agg_init(&run->a);
 	run->ops = format_ops(opts->format);
 	run->r = (struct resolver){p, new_symbolizer(opts, p), NULL};
@@ -416,6 +430,10 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 		ao.flags |= AGG_THREAD_FRAME;
 	fill_out_opts(opts, p, &run->oo);
 	agg_build_opts(&run->a, p, &ao, resolve_frame, &run->r);
+	if (run->a.cut_names)
+		xp_warn("'%s': %llu frame names longer than %d bytes, which no program has; "
+			"cut to that length",
+			p->name, (unsigned long long)run->a.cut_names, AGG_NAME_MAX);
 	if (!run->a.total_count && run->a.filtered_count) {
 		xp_error("no samples in '%s' pass the filters (%llu left out)", p->name,
 			 (unsigned long long)run->a.filtered_count);
@@ -425,10 +443,48 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	return 0;
 }
 
+/* Passes what the writers write on to @to, up to @left bytes, then drops it. */
+struct report_sink {
+	FILE *to;
+	const char *name;
+	uint64_t max, left;
+};
+
+static ssize_t report_sink_write(void *cookie, const char *buf, size_t n)
+{
+	struct report_sink *s = cookie;
+	size_t k = n;
+
+	if (n > s->left) {
+		/* Cut after the last whole line that fits (text formats stay well-formed). */
+		for (k = (size_t)s->left; k && buf[k - 1] != '\n'; k--)
+			;
+		if (s->max)
+			xp_warn("the report of '%s' stops after %llu MiB: the data file asks for "
+				"more output than any recording makes",
+				s->name, (unsigned long long)(s->max >> 20));
+		s->max = 0;
+	}
+	if (k && fwrite(buf, 1, k, s->to) != k)
+		return -1;
+	s->left = n > s->left ? 0 : s->left - k;
+	return (ssize_t)n;
+}
+
 /* 0, or -1 after printing an error.  Checking @out for write errors is the caller's job. */
 static int report_write(struct report_run *run, FILE *out)
 {
-	if (out_write_opts(run->ops, out, &run->a, &run->oo))
+	struct report_sink s = {out, run->name, run->max_out, run->max_out};
+	cookie_io_functions_t io = {.write = report_sink_write};
+	FILE *f = fopencookie(&s, "w", io);
+	int ret;
+
+	if (!f)
+		return xp_error("cannot write the %s report: %s", run->ops->name, strerror(errno));
+	ret = out_write_opts(run->ops, f, &run->a, &run->oo);
+	/* A write error of @out stays in @out's error flag, for the caller. */
+	fclose(f);
+	if (ret)
 		return xp_error("cannot write the %s report", run->ops->name);
 	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,28 +103,58 @@ void xp_bug(const char *file, int line, const char *what)
 	abort();
 }
 
-static void *check(void *p)
+#ifdef XPROF_TEST_HOOKS
+/*
+ * XPROF_TEST_FAIL_ALLOC=N: the Nth allocation through the functions below
+ * fails as if memory had run out (for the tests of that path; builds with
+ * -DXPROF_TEST_HOOKS=OFF ignore the variable).
+ */
+static bool err_alloc_fails(void)
+{
+	static long left = -1;
+
+	if (left < 0) {
+		const char *e = getenv("XPROF_TEST_FAIL_ALLOC");
+
+		left = e ? atol(e) : 0;
+		if (left < 0)
+			left = 0;
+	}
+	return left > 0 && --left == 0;
+}
+#else
+static bool err_alloc_fails(void)
+{
+	return false;
+}
+#endif
+
+/*
+ * Out of memory is an error like another (exit 1), not a crash: exit()
+ * lets the data file writer put what it flushed in place (datafile.h).
+ */
+static void *err_check(void *p)
 {
 	if (!p) {
 		fputs("xprof: error: out of memory\n", stderr);
-		abort();
+		exit(XP_EXIT_FAIL);
 	}
 	return p;
 }
 
 void *xp_malloc(unsigned long size)
 {
-	return check(malloc(size ? size : 1));
+	return err_check(err_alloc_fails() ? NULL : malloc(size ? size : 1));
 }
 
 void *xp_calloc(unsigned long nmemb, unsigned long size)
 {
-	return check(calloc(nmemb ? nmemb : 1, size ? size : 1));
+	return err_check(err_alloc_fails() ? NULL : calloc(nmemb ? nmemb : 1, size ? size : 1));
 }
 
 void *xp_realloc(void *p, unsigned long size)
 {
-	return check(realloc(p, size ? size : 1));
+	return err_check(err_alloc_fails() ? NULL : realloc(p, size ? size : 1));
 }
 
 void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long elem)
@@ -144,7 +175,7 @@ void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long e
 
 char *xp_strdup(const char *s)
 {
-	return check(strdup(s ? s : ""));
+	return err_check(err_alloc_fails() ? NULL : strdup(s ? s : ""));
 }
 
 int xp_open_regular(const char *path)

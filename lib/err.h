@@ -3,12 +3,21 @@
  * Diagnostics shared by every part of xprof: errors, warnings, debug output
  * gated by -v, and XP_BUG for broken invariants.  Messages go to stderr with
  * the "xprof: " prefix because a launched command shares that stream.  This
- * file does not decide exit codes; only cmd/ and main.c do.
+ * file names the exit codes but does not decide them; only cmd/ and main.c
+ * do, and running out of memory (exit 1).
  */
 #ifndef XPROF_LIB_ERR_H
 #define XPROF_LIB_ERR_H
 
 #include <stdarg.h>
+
+/* xprof's exit statuses (record also passes on the command's own). */
+enum xp_exit {
+	XP_EXIT_OK = 0,
+	XP_EXIT_FAIL = 1,     /* an error, said in one "xprof: error:" line */
+	XP_EXIT_USAGE = 2,    /* a bad command line */
+	XP_EXIT_NOEXEC = 127, /* record: the command could not be run */
+};
 
 #define XP_FMT(a, b) __attribute__((format(printf, a, b)))
 
@@ -32,7 +41,11 @@ __attribute__((noreturn)) void xp_die(int code, const char *fmt, ...) XP_FMT(2, 
 __attribute__((noreturn)) void xp_bug(const char *file, int line, const char *what);
 #define XP_BUG(what) xp_bug(__FILE__, __LINE__, (what))
 
-/* Allocation that never returns NULL (aborts with a message instead). */
+/*
+ * Allocation that never returns NULL: out of memory prints one error line
+ * and exits 1 (exit(), so atexit handlers run: the data file writer's puts
+ * what was flushed in place).
+ */
 void *xp_malloc(unsigned long size);
 void *xp_calloc(unsigned long nmemb, unsigned long size);
 void *xp_realloc(void *p, unsigned long size);

@@ -102,6 +102,23 @@ static uint32_t intern(struct agg *a, struct table *t, const char *s)
 	return (uint32_t)(a->nr_names - 1);
 }
 
+/* intern() a frame label, cut to AGG_NAME_MAX bytes (a whole UTF-8 character) and "...". */
+static uint32_t intern_label(struct agg *a, struct table *t, const char *s)
+{
+	char buf[AGG_NAME_MAX + 4];
+	size_t len = strnlen(s, AGG_NAME_MAX + 1);
+
+	if (len <= AGG_NAME_MAX)
+		return intern(a, t, s);
+	len = AGG_NAME_MAX;
+	while (len && ((unsigned char)s[len] & 0xc0) == 0x80)
+		len--;
+	memcpy(buf, s, len);
+	memcpy(buf + len, "...", 4);
+	a->cut_names++;
+	return intern(a, t, buf);
+}
+
 /* ---- symbolized stacks --------------------------------------------------- */
 
 /* @locs is NULL or parallel to @frames. */
@@ -404,7 +421,7 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 			xp_grow((void **)&frames, &alloc, (unsigned long)n + k, sizeof(*frames));
 			/* Labels come innermost first; stacks are stored root first. */
 			while (k--)
-				frames[n++] = intern(a, &names, labels[k]);
+				frames[n++] = intern_label(a, &names, labels[k]);
 			if (with_locs) {
 				struct agg_loc l = frame_loc(p, &req);
 				uint32_t id, j;

@@ -28,6 +28,13 @@ struct agg_frame_req {
 	uint8_t flags; /* enum xp_frame_flags */
 };
 
+/*
+ * Longest frame label kept, in bytes: a longer one (only a hostile data
+ * file names a function so) is cut to this and "...".  Counted in
+ * agg.cut_names.
+ */
+#define AGG_NAME_MAX 4096
+
 /* Most labels one pc may expand to (a chain of inlined calls). */
 #define AGG_MAX_LABELS 32
 
@@ -107,6 +114,8 @@ struct agg {
 	uint64_t total_count, total_weight;
 	/* Samples left out by the filters, and their weight. */
 	uint64_t filtered_count, filtered_weight;
+	/* Labels longer than AGG_NAME_MAX, cut (once per frame of a group). */
+	uint64_t cut_names;
 	unsigned int flags;   /* enum agg_flags the stacks were built with */
 	struct agg_loc *locs; /* AGG_LOCATIONS */
 	size_t nr_locs;

@@ -14,9 +14,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /*
@@ -41,8 +44,17 @@ struct df_batch {
 #define DF_BATCH_FLUSH 1024
 
 struct df_writer {
-	char *path;
+	char *path; /* as the user named it, for messages */
+	/*
+	 * The file written: @path, through a symbolic link; NULL when @path is
+	 * not a regular file (a device, a FIFO: written as it is).  The file
+	 * that was there is kept as @old ("<dest>.old") from the start, put back
+	 * by df_writer_discard; an empty one is not kept once done.
+	 */
+	char *dest, *old;
+	bool old_empty;
 	int fd;
+	struct df_writer *next; /* in df_open_writers */
 	bool failed;  /* a write failed: every later call returns -1 quietly */
 	uint8_t *buf; /* records not yet written */
 	size_t len;
@@ -126,6 +138,16 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* The fields of a SAMPLES record before the batch's entries: pid, tid, t_base. */
+#define DF_BATCH_PREFIX (4 + 4 + 8)
+
+static void batch_prefix(uint8_t **p, const struct df_batch *b)
+{
+	put_u32(p, (uint32_t)b->pid);
+	put_u32(p, (uint32_t)b->tid);
+	put_u64(p, b->t_base);
+}
+
 static int write_failed(struct df_writer *w, int err)
 {
 	w->failed = true;
@@ -133,16 +155,127 @@ static int write_failed(struct df_writer *w, int err)
 	return xp_error("cannot write '%s': %s", w->path, strerror(-err));
 }
 
-struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns)
+/* Writers not yet closed or discarded, for datafile_at_exit. */
+static struct df_writer *df_open_writers;
+
+static void datafile_unlink_writer(struct df_writer *w)
 {
-	uint8_t hdr[DF_HEADER_LEN], *p = hdr;
-	struct df_writer *w;
+	struct df_writer **pp;
+
+	for (pp = &df_open_writers; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			return;
+		}
+	}
+}
+
+/* The recording is kept: so is a previous @dest, unless it was empty. */
+static void datafile_done(struct df_writer *w)
+{
+	if (w->old && w->old_empty)
+		unlink(w->old);
+}
+
+/*
+ * exit() while recording (out of memory, xp_die): the buffer and the
+ * batches hold whole entries only (each is complete before anything else
+ * is allocated), so they are written out without allocating -- the
+ * batches as SAMPLES records after the stacks they use -- and the file
+ * is kept.
+ */
+static void datafile_at_exit(void)
+{
+	while (df_open_writers) {
+		struct df_writer *w = df_open_writers;
+		unsigned long i;
+
+		df_open_writers = w->next;
+		if (!w->failed && w->len)
+			write_all(w->fd, w->buf, w->len);
+		for (i = 0; i < w->nbatches && !w->failed; i++) {
+			const struct df_batch *b = &w->batches[i];
+			uint8_t hdr[DF_REC_HDR_LEN + DF_BATCH_PREFIX], *p = hdr;
+
+			if (!b->tid || !b->len)
+				continue;
+			put_u32(&p, DF_REC_SAMPLES);
+			put_u32(&p, (uint32_t)(DF_BATCH_PREFIX + b->len));
+			batch_prefix(&p, b);
+			if (write_all(w->fd, hdr, sizeof(hdr)) || write_all(w->fd, b->buf, b->len))
+				break;
+		}
+		close(w->fd);
+		datafile_done(w);
+	}
+}
+
+/*
+ * Open @path for writing, as perf does: a regular file there (through a
+ * symbolic link) is first renamed to "<path>.old", replacing an earlier
+ * one; what is not a regular file (/dev/null, a FIFO) is written as it is
+ * (a directory fails).  -1 with errno set, the old file back in place.
+ */
+static int datafile_create(struct df_writer *w, const char *path)
+{
+	char real[PATH_MAX];
+	struct stat st;
 	int fd, err;
 
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
+		return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	w->dest = xp_strdup(
+	    !lstat(path, &st) && S_ISLNK(st.st_mode) && realpath(path, real) ? real : path);
+	if (!stat(w->dest, &st)) {
+		w->old = xp_malloc(strlen(w->dest) + 5);
+		strcpy(stpcpy(w->old, w->dest), ".old");
+		w->old_empty = !st.st_size;
+		if (rename(w->dest, w->old)) {
+			err = errno;
+			free(w->old);
+			w->old = NULL;
+			errno = err;
+			return -1;
+		}
+	}
 	/* 0600 as perf does: the file names the programs and arguments that ran. */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	fd = open(w->dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && w->old) {
+		err = errno;
+		rename(w->old, w->dest);
+		errno = err;
+	}
+	return fd;
+}
+
+static void datafile_free(struct df_writer *w)
+{
+	unsigned long i;
+
+	for (i = 0; i < w->nbatches; i++)
+		free(w->batches[i].buf);
+	free(w->batches);
+	free(w->buf);
+	free(w->seen);
+	free(w->vdso_sums);
+	free(w->path);
+	free(w->dest);
+	free(w->old);
+	free(w);
+}
+
+struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns)
+{
+	static bool registered;
+	uint8_t hdr[DF_HEADER_LEN], *p = hdr;
+	struct df_writer *w = xp_calloc(1, sizeof(*w));
+	int err;
+
+	w->path = xp_strdup(path);
+	w->fd = datafile_create(w, path);
+	if (w->fd < 0) {
 		xp_error("cannot create '%s': %s", path, strerror(errno));
+		datafile_free(w);
 		return NULL;
 	}
 	put_bytes(&p, DF_MAGIC, DF_MAGIC_LEN);
@@ -153,16 +286,17 @@ struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t 
 	put_u16(&p, DF_HEADER_LEN);
 	put_u64(&p, start_ns);
 	/* The header goes out at once: a recorder killed now leaves a valid, empty profile. */
-	err = write_all(fd, hdr, sizeof(hdr));
+	err = write_all(w->fd, hdr, sizeof(hdr));
 	if (err) {
 		xp_error("cannot write '%s': %s", path, strerror(-err));
-		close(fd);
+		df_writer_discard(w);
 		return NULL;
 	}
-	w = xp_calloc(1, sizeof(*w));
-	w->path = xp_strdup(path);
-	w->fd = fd;
 	w->bytes = sizeof(hdr);
+	if (!registered)
+		registered = !atexit(datafile_at_exit);
+	w->next = df_open_writers;
+	df_open_writers = w;
 	return w;
 }
 
@@ -356,12 +490,10 @@ static int batch_emit(struct df_writer *w, struct df_batch *b)
 
 	if (!b->len)
 		return 0;
-	p = rec_begin(w, DF_REC_SAMPLES, 4 + 4 + 8 + (uint64_t)b->len);
+	p = rec_begin(w, DF_REC_SAMPLES, DF_BATCH_PREFIX + (uint64_t)b->len);
 	if (!p)
 		return -1;
-	put_u32(&p, (uint32_t)b->pid);
-	put_u32(&p, (uint32_t)b->tid);
-	put_u64(&p, b->t_base);
+	batch_prefix(&p, b);
 	memcpy(p, b->buf, b->len);
 	b->len = 0;
 	return 0;
@@ -588,24 +720,33 @@ int df_writer_flush(struct df_writer *w)
 
 int df_writer_close(struct df_writer *w)
 {
-	unsigned long i;
 	int ret;
 
 	if (!w)
 		return 0;
+	datafile_unlink_writer(w);
 	ret = df_writer_flush(w);
 	/* close(2) can be where NFS reports a failed write. */
 	if (close(w->fd) && !ret && !w->failed)
 		ret = write_failed(w, -errno);
-	for (i = 0; i < w->nbatches; i++)
-		free(w->batches[i].buf);
-	free(w->batches);
-	free(w->buf);
-	free(w->seen);
-	free(w->vdso_sums);
-	free(w->path);
-	free(w);
+	/* Even after a write error: what was written before it is a valid file. */
+	datafile_done(w);
+	datafile_free(w);
 	return ret;
+}
+
+void df_writer_discard(struct df_writer *w)
+{
+	if (!w)
+		return;
+	datafile_unlink_writer(w);
+	close(w->fd);
+	if (w->dest) {
+		unlink(w->dest);
+		if (w->old)
+			rename(w->old, w->dest);
+	}
+	datafile_free(w);
 }
 
 uint64_t df_writer_bytes(const struct df_writer *w)

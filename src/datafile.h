@@ -57,8 +57,15 @@ enum df_process_flags {
 struct df_writer;
 
 /*
- * Create @path (truncating it) and write the header.  Returns NULL after
+ * Start the data file @path and write its header.  Returns NULL after
  * printing an error.  @start_ns is the wall-clock start (CLOCK_REALTIME ns).
+ * As perf does, a regular file at @path is first renamed to "<path>.old"
+ * (replacing an earlier one): df_writer_close keeps it there (unless it
+ * was empty), df_writer_discard puts it back.  What is not a regular file
+ * (/dev/null, a FIFO) is written as it is.  The data goes to @path itself,
+ * so a recorder killed outright leaves what it flushed there; should the
+ * process exit() with the writer open (out of memory), the buffered
+ * records are written out first.  The file's mode is 0600.
  */
 struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns);
 
@@ -108,8 +115,18 @@ int df_write_vdso(struct df_writer *w, const void *image, size_t len);
 
 /* write(2) what is buffered.  0 or -1 (printed). */
 int df_writer_flush(struct df_writer *w);
-/* Flush, fsync-free close, free.  0 or -1 (printed).  NULL is fine. */
+/*
+ * Flush, fsync-free close, free.  0 or -1 (printed); after a write error
+ * the file is kept all the same (it holds every record written before the
+ * error).  NULL is fine.
+ */
 int df_writer_close(struct df_writer *w);
+/*
+ * For a recording that never took place (the command could not run, the
+ * attach failed): close, remove the new file, put the previous @path back,
+ * free.  NULL is fine.
+ */
+void df_writer_discard(struct df_writer *w);
 /* Bytes written to the file so far (header included; buffered records are not). */
 uint64_t df_writer_bytes(const struct df_writer *w);
 

@@ -673,7 +673,7 @@ static void index_stacks(struct profile *p)
 {
 	struct profile_index *idx = p->idx;
 	size_t i, j, kept = 0;
-	bool warned = false;
+	bool warned = false, deep = false;
 
 	idx->stack_cap = pow2_above(p->nr_stacks);
 	idx->stack_slots = xp_calloc(idx->stack_cap, sizeof(*idx->stack_slots));
@@ -695,6 +695,18 @@ static void index_stacks(struct profile *p)
 			free(st->pcs);
 			free(st->flags);
 			continue;
+		}
+		if (st->nr > XP_MAX_DEPTH + 1) {
+			/* Deeper than any recording: the innermost frames and a marker. */
+			if (!deep)
+				xp_warn("'%s': stack id %llu has %u frames, more than xprof ever "
+					"records; cutting it and any like it to %u",
+					p->name, (unsigned long long)st->id, st->nr, XP_MAX_DEPTH);
+			deep = true;
+			p->deep_stacks++;
+			st->nr = XP_MAX_DEPTH + 1;
+			st->pcs[XP_MAX_DEPTH] = 0;
+			st->flags[XP_MAX_DEPTH] = XP_FRAME_TRUNCATED;
 		}
 		p->stacks[kept] = *st;
 		idx->stack_slots[j] = ++kept;

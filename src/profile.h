@@ -135,6 +135,7 @@ struct profile {
 	uint64_t records;	 /* whole records read */
 	uint64_t unknown;	 /* records of an unknown type, skipped */
 	uint64_t orphan_samples; /* samples whose stack id has no STACK record, dropped */
+	uint64_t deep_stacks;	 /* stacks deeper than XP_MAX_DEPTH + 1 frames, cut to that */
 	uint64_t dup_stacks;	 /* STACK records repeating an id, ignored */
 	uint64_t total_weight;	 /* sum of the weights of samples[] */
 	uint64_t good_bytes;	 /* the file is used up to this offset */
