@@ -13,8 +13,9 @@
  * rebuilt is replaced by the debuginfo of its recorded build-id when one is
  * found, since that describes exactly the code that ran.  [vdso] images
  * from the data file are read from memory.  Addresses outside file
- * mappings go to the JIT tables (jitsyms.c).  This is the only file that
- * includes libdw's headers.
+ * mappings go to the JIT tables (jitsyms.c).  This is the only file of
+ * symbolize/ that includes libdw's headers (src/module.c, the recorder's
+ * CFI reader, is the other user of libdw, behind module.h).
  */
 #include "symbolize.h"
 #include "demangle.h"
@@ -285,7 +286,7 @@ void symbolizer_add_vdso(struct symbolizer *s, const void *image, size_t len)
 
 /* ---- modules ------------------------------------------------------------- */
 
-static uint64_t module_hash(const char *path, const uint8_t *id, size_t idlen)
+static uint64_t sym_module_hash(const char *path, const uint8_t *id, size_t idlen)
 {
 	uint64_t h = xp_fnv1a(XP_FNV_INIT, path, strlen(path));
 
@@ -294,14 +295,15 @@ static uint64_t module_hash(const char *path, const uint8_t *id, size_t idlen)
 	return xp_mix64(h ^ idlen);
 }
 
-static bool module_is(const struct sym_module *m, const char *path, const uint8_t *id, size_t idlen)
+static bool sym_module_is(const struct sym_module *m, const char *path, const uint8_t *id,
+			  size_t idlen)
 {
 	return m->build_id_len == idlen && (!idlen || !memcmp(m->build_id, id, idlen)) &&
 	       !strcmp(m->path, path);
 }
 
 /* The label of a module: its basename, without the " (deleted)" /proc adds. */
-static char *module_label(const char *path)
+static char *sym_module_label(const char *path)
 {
 	const char *b = strrchr(path, '/');
 	size_t len;
@@ -325,7 +327,8 @@ static void mod_table_grow(struct symbolizer *s)
 	for (i = 0; i < s->nr_mods; i++) {
 		const struct sym_module *m = &s->mods[i];
 
-		j = (size_t)module_hash(m->path, m->build_id, m->build_id_len) & (s->mod_cap - 1);
+		j = (size_t)sym_module_hash(m->path, m->build_id, m->build_id_len) &
+		    (s->mod_cap - 1);
 		while (s->mod_slots[j])
 			j = (j + 1) & (s->mod_cap - 1);
 		s->mod_slots[j] = i + 1;
@@ -333,7 +336,8 @@ static void mod_table_grow(struct symbolizer *s)
 }
 
 /* The module for (@path, @id), created (not yet opened) on first use. */
-static size_t module_index(struct symbolizer *s, const char *path, const uint8_t *id, size_t idlen)
+static size_t sym_module_index(struct symbolizer *s, const char *path, const uint8_t *id,
+			       size_t idlen)
 {
 	struct sym_module *m;
 	size_t j;
@@ -342,9 +346,9 @@ static size_t module_index(struct symbolizer *s, const char *path, const uint8_t
 		idlen = 0;
 	if ((s->nr_mods + 1) * 2 > s->mod_cap)
 		mod_table_grow(s);
-	j = (size_t)module_hash(path, id, idlen) & (s->mod_cap - 1);
+	j = (size_t)sym_module_hash(path, id, idlen) & (s->mod_cap - 1);
 	for (; s->mod_slots[j]; j = (j + 1) & (s->mod_cap - 1))
-		if (module_is(&s->mods[s->mod_slots[j] - 1], path, id, idlen))
+		if (sym_module_is(&s->mods[s->mod_slots[j] - 1], path, id, idlen))
 			return s->mod_slots[j] - 1;
 	xp_grow((void **)&s->mods, &s->alloc_mods, s->nr_mods + 1, sizeof(*s->mods));
 	m = &s->mods[s->nr_mods];
@@ -353,7 +357,7 @@ static size_t module_index(struct symbolizer *s, const char *path, const uint8_t
 	if (idlen)
 		memcpy(m->build_id, id, idlen);
 	m->build_id_len = idlen;
-	m->base = module_label(path);
+	m->base = sym_module_label(path);
 	s->mod_slots[j] = ++s->nr_mods;
 	return s->nr_mods - 1;
 }
@@ -379,12 +383,12 @@ static size_t map_module(struct symbolizer *s, const struct sym_map *map)
 			id[5] = (uint8_t)i;
 			id[6] = (uint8_t)(i >> 8);
 			id[7] = (uint8_t)(i >> 16);
-			idx = module_index(s, map->path, id, sizeof(id));
+			idx = sym_module_index(s, map->path, id, sizeof(id));
 			s->mods[idx].vdso = i + 1;
 			return idx;
 		}
 	}
-	return module_index(s, map->path ? map->path : "", map->build_id, map->build_id_len);
+	return sym_module_index(s, map->path ? map->path : "", map->build_id, map->build_id_len);
 }
 
 static void hex(char *out, size_t outlen, const uint8_t *b, size_t n)
@@ -456,7 +460,7 @@ static int read_loads_from_debug(struct sym_module *m, const struct sym_map *map
 }
 
 /* Give up on a module's file: its frames become module+offset.  Frees the fd too. */
-static void module_close(struct sym_module *m)
+static void sym_module_close(struct sym_module *m)
 {
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
@@ -513,7 +517,7 @@ static int report_elf(struct symbolizer *s, struct sym_module *m, int fd, const 
 	if (!m->mod) {
 		close(fd);
 		*why = "dwfl_report_elf";
-		module_close(m);
+		sym_module_close(m);
 		return -1;
 	}
 	return 0;
@@ -555,13 +559,13 @@ static int open_recorded_debuginfo(struct symbolizer *s, struct sym_module *m,
 		if (file_build_id(m, &bits) == m->build_id_len &&
 		    !memcmp(bits, m->build_id, m->build_id_len) && !read_loads_from_debug(m, map))
 			return 0;
-		module_close(m);
+		sym_module_close(m);
 	}
 	return -1;
 }
 
 /* Open the file the first time the module is used; leave m->mod NULL if it cannot be used. */
-static void module_open(struct symbolizer *s, struct sym_module *m, const struct sym_map *map)
+static void sym_module_open(struct symbolizer *s, struct sym_module *m, const struct sym_map *map)
 {
 	char have[2 * SYM_BUILD_ID_MAX + 1], want[2 * SYM_BUILD_ID_MAX + 1], debug[PATH_MAX];
 	const unsigned char *bits;
@@ -582,7 +586,7 @@ static void module_open(struct symbolizer *s, struct sym_module *m, const struct
 		}
 		if (report_elf(s, m, fd, "[vdso]", &why) || read_loads(m)) {
 			xp_warn("cannot read the recorded [vdso] image: %s", dwfl_errmsg(-1));
-			module_close(m);
+			sym_module_close(m);
 		}
 		return;
 	}
@@ -612,7 +616,7 @@ static void module_open(struct symbolizer *s, struct sym_module *m, const struct
 			hex(have, sizeof(have), n ? bits : NULL, n);
 			hex(want, sizeof(want), m->build_id, m->build_id_len);
 			/* Never pair the new file's debuginfo with the old file's addresses. */
-			module_close(m);
+			sym_module_close(m);
 			if (!open_recorded_debuginfo(s, m, map, debug, sizeof(debug))) {
 				xp_warn("'%s' has changed since it was recorded (build-id %s, "
 					"recorded %s); using '%s', the debuginfo of the recorded "
@@ -629,7 +633,7 @@ static void module_open(struct symbolizer *s, struct sym_module *m, const struct
 	}
 	if (read_loads(m)) {
 		xp_warn("cannot read the program headers of '%s': %s", m->path, elf_errmsg(-1));
-		module_close(m);
+		sym_module_close(m);
 	}
 }
 
@@ -1118,7 +1122,7 @@ static struct sym_frame *lookup(struct symbolizer *s, struct sym_module *m,
 	int lineno = 0;
 
 	if (!m->opened)
-		module_open(s, m, map);
+		sym_module_open(s, m, map);
 	if (!m->mod || !file_offset_to_vaddr(m, lookup_off, &vaddr))
 		goto unresolved;
 	addr = vaddr + m->bias;
