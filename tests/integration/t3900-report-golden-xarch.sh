@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Golden reports of data files recorded in aarch64 and riscv64 guests
-# (tests/data/golden/<arch>/, made by tests/xarch/make-golden.sh; see
-# tests/data/README.md), reported on whatever this host is:
-#   - report --folded --symfs <arch dir> prints exactly the guest's own
+# Golden reports of data files recorded on x86-64 and in aarch64 and
+# riscv64 guests (tests/data/golden/<arch>/, made as tests/data/README.md
+# says), reported on whatever this host is:
+#   - report --folded --symfs <arch dir> prints exactly the recorder's own
 #     report (split.folded), with nothing on stderr: the architecture comes
 #     from the file, the binaries from their recorded paths under --symfs;
 #   - without --symfs the recorded paths (/xt/split) do not exist here: one
