@@ -55,7 +55,7 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;
 	if (first < 0)
-		return 2;
+		return XP_EXIT_USAGE;
 	if (first < argc)
 		return xp_usage_error(&attach_help,
 				      "unexpected argument '%s' (use 'xprof record' to "
@@ -90,7 +90,7 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 		if (!*p)
 			break;
 	}
-	return 0;
+	return XP_EXIT_OK;
 }
 
 int cmd_attach(int argc, char **argv)
@@ -110,18 +110,18 @@ int cmd_attach(int argc, char **argv)
 
 	ret = attach_parse_args(argc, argv, &opts);
 	if (ret == XP_PARSE_HELP)
-		return 0;
+		return XP_EXIT_OK;
 	if (ret)
 		return ret;
 	if (opts.rec.quiet)
 		xp_quiet = 1;
 	for (i = 0; i < opts.npids; i++)
 		if (common_check_target(opts.pid[i], "attach to"))
-			return 1;
+			return XP_EXIT_FAIL;
 
 	w = common_open_output(opts.rec.output, argc, argv);
 	if (!w)
-		return 1;
+		return XP_EXIT_FAIL;
 	common_block_signals();
 
 	tracer_init(&t, opts.rec.no_follow ? 0 : TRACER_FOLLOW);
@@ -137,7 +137,7 @@ int cmd_attach(int argc, char **argv)
 			tracer_detach_all(&t);
 			tracer_release(&t);
 			df_writer_discard(w); /* nothing recorded: an earlier output stays */
-			return 1;
+			return XP_EXIT_FAIL;
 		}
 	}
 	common_sampler_opts(&opts.rec, SAMPLER_ATTACH, &so);
@@ -159,11 +159,11 @@ int cmd_attach(int argc, char **argv)
 	}
 	tracer_release(&t);
 	if (ret)
-		return 1;
+		return XP_EXIT_FAIL;
 	if (!st.samples) {
 		xp_error("no samples were collected");
 		xp_hint("the targets may have been idle: try --mode wall");
-		return 1;
+		return XP_EXIT_FAIL;
 	}
-	return 0;
+	return XP_EXIT_OK;
 }

@@ -58,12 +58,12 @@ int record_parse_args(int argc, char **argv, struct record_opts *opts)
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;
 	if (first < 0)
-		return 2;
+		return XP_EXIT_USAGE;
 	if (first >= argc)
 		return xp_usage_error(&record_help, "no command given to record");
 	opts->argv = argv + first;
 	opts->argc = argc - first;
-	return 0;
+	return XP_EXIT_OK;
 }
 
 /*
@@ -103,7 +103,7 @@ static int exit_status_of(int status)
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
-	return 1;
+	return XP_EXIT_FAIL;
 }
 
 int cmd_record(int argc, char **argv)
@@ -120,7 +120,7 @@ int cmd_record(int argc, char **argv)
 
 	ret = record_parse_args(argc, argv, &opts);
 	if (ret == XP_PARSE_HELP)
-		return 0;
+		return XP_EXIT_OK;
 	if (ret)
 		return ret;
 	if (opts.quiet)
@@ -128,7 +128,7 @@ int cmd_record(int argc, char **argv)
 
 	w = common_open_output(opts.output, opts.argc, opts.argv);
 	if (!w)
-		return 1;
+		return XP_EXIT_FAIL;
 	common_block_signals();
 
 	tracer_init(&t, opts.no_follow ? 0 : TRACER_FOLLOW);
@@ -137,18 +137,18 @@ int cmd_record(int argc, char **argv)
 		common_explain_trace_error(-e, 0, "trace the command");
 		tracer_release(&t);
 		df_writer_discard(w);
-		return 1;
+		return XP_EXIT_FAIL;
 	}
 	common_sampler_opts(&opts, SAMPLER_RECORD, &so);
 	ret = sampler_run(&t, w, &so, &st);
 	if (wait_root(&t))
 		xp_warn("lost track of the command: %s", strerror(errno));
 	code = exit_status_of(t.root_status);
-	if (code == 127 && WIFEXITED(t.root_status) && (e = tracer_exec_error(&t))) {
+	if (code == XP_EXIT_NOEXEC && WIFEXITED(t.root_status) && (e = tracer_exec_error(&t))) {
 		xp_error("cannot run '%s': %s", opts.argv[0], strerror(e));
 		df_writer_discard(w); /* nothing ran: an earlier output stays */
 		tracer_release(&t);
-		return 127;
+		return XP_EXIT_NOEXEC;
 	}
 	if (st.end == SAMPLER_END_SIGNAL && !xp_quiet)
 		xp_info("sampling stopped by %s", strsignal(st.end_signal));

@@ -255,7 +255,7 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	if (ret == XP_PARSE_HELP)
 		return ret;
 	if (ret < 0)
-		return 2;
+		return XP_EXIT_USAGE;
 	if (ret < argc)
 		return xp_usage_error(&report_help, "unexpected argument '%s'", argv[ret]);
 	if (format >= 0)
@@ -278,12 +278,12 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 				      "options '--sort', '--limit' and '--min-percent' apply only "
 				      "to --flat and --tree");
 	if (opts->pid_arg && parse_ids(opts->pid_arg, "--pid", opts->pids, &opts->nr_pids))
-		return 2;
+		return XP_EXIT_USAGE;
 	if (opts->tid_arg && parse_ids(opts->tid_arg, "--tid", opts->tids, &opts->nr_tids))
-		return 2;
+		return XP_EXIT_USAGE;
 	if (opts->comm_arg && parse_comms(opts))
-		return 2;
-	return 0;
+		return XP_EXIT_USAGE;
+	return XP_EXIT_OK;
 }
 
 struct resolver {
@@ -599,7 +599,7 @@ int cmd_report(int argc, char **argv)
 
 	ret = report_parse_args(argc, argv, &opts);
 	if (ret == XP_PARSE_HELP)
-		return 0;
+		return XP_EXIT_OK;
 	if (ret)
 		return ret;
 	to_stdout = !opts.output || !strcmp(opts.output, "-");
@@ -608,19 +608,19 @@ int cmd_report(int argc, char **argv)
 		xp_error("refusing to write binary %s data to a terminal",
 			 format_ops(opts.format)->name);
 		xp_hint("use -o FILE, or redirect standard output");
-		return 2;
+		return XP_EXIT_USAGE;
 	}
 	profile_init(&p);
 	if (load(&p, opts.input, opts.header_only)) {
 		profile_release(&p);
-		return 1;
+		return XP_EXIT_FAIL;
 	}
 	if (opts.header_only) {
 		memset(&run, 0, sizeof(run));
 	} else if (report_prepare(&opts, &p, &run)) {
 		report_done(&run);
 		profile_release(&p);
-		return 1;
+		return XP_EXIT_FAIL;
 	}
 	/* Only now: a failed report must not truncate an earlier output file. */
 	out = to_stdout ? stdout : fopen(opts.output, "w");
@@ -628,12 +628,12 @@ int cmd_report(int argc, char **argv)
 		xp_error("cannot create '%s': %s", opts.output, strerror(errno));
 		report_done(&run);
 		profile_release(&p);
-		return 1;
+		return XP_EXIT_FAIL;
 	}
 	if (opts.header_only)
 		report_write_header(&p, out);
 	else
-		ret = report_write(&run, out) ? 1 : 0;
+		ret = report_write(&run, out) ? XP_EXIT_FAIL : XP_EXIT_OK;
 	report_done(&run);
 	profile_release(&p);
 	if (to_stdout)
@@ -642,7 +642,7 @@ int cmd_report(int argc, char **argv)
 	errno = 0;
 	if ((ferror(out) | fclose(out)) && !ret) {
 		xp_error("cannot write '%s': %s", opts.output, strerror(errno ? errno : EIO));
-		ret = 1;
+		ret = XP_EXIT_FAIL;
 	}
 	return ret;
 }

@@ -132,13 +132,13 @@ int cmd_help(int argc, char **argv)
 
 	if (argc < 2) {
 		print_main_help(stdout);
-		return 0;
+		return XP_EXIT_OK;
 	}
 	c = find_command(argv[1]);
 	if (!c || c->fn == cmd_help) {
 		xp_error("'%s' is not an xprof command", argv[1]);
 		xp_hint("see 'xprof --help'");
-		return 2;
+		return XP_EXIT_USAGE;
 	}
 	show_man_page(c->name);
 	hargv[0] = argv[1];
@@ -161,14 +161,14 @@ int main(int argc, char **argv)
 			xp_quiet = 1;
 		else if (!strcmp(a, "--version")) {
 			print_version();
-			return 0;
+			return XP_EXIT_OK;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			print_main_help(stdout);
-			return 0;
+			return XP_EXIT_OK;
 		} else {
 			xp_error("unknown option '%s'", a);
 			fputs("usage: xprof [-v | -q] [--version] <command> [<args>]\n", stderr);
-			return 2;
+			return XP_EXIT_USAGE;
 		}
 	}
 	if (i >= argc) {
@@ -176,18 +176,18 @@ int main(int argc, char **argv)
 		fputs("usage: xprof [-v | -q] [--version] <command> [<args>]\n"
 		      "see 'xprof --help'\n",
 		      stderr);
-		return 2;
+		return XP_EXIT_USAGE;
 	}
 	c = find_command(argv[i]);
 	if (!c) {
 		xp_error("'%s' is not an xprof command", argv[i]);
 		xp_hint("see 'xprof --help'");
-		return 2;
+		return XP_EXIT_USAGE;
 	}
 	ret = c->fn(argc - i, argv + i);
 	if (fflush(stdout) || ferror(stdout)) {
 		xp_error("cannot write standard output: %s", strerror(errno));
-		return ret ? ret : 1;
+		return ret ? ret : XP_EXIT_FAIL;
 	}
 	return ret;
 }

@@ -5,6 +5,7 @@
  * for a bad command line (to stderr) and help (to stdout).
  */
 #include "opt.h"
+#include "err.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -137,7 +138,7 @@ int xp_usage_error(const struct xp_cmd_help *help, const char *fmt, ...)
 	fputc('\n', stderr);
 	print_synopsis(stderr, help, "usage: ");
 	fprintf(stderr, "see 'xprof help %s'\n", help->name);
-	return 2;
+	return XP_EXIT_USAGE;
 }
 
 static const char *opt_display(const struct xp_option *o, char *buf, size_t len)
