@@ -9,7 +9,7 @@
 # names anything still missing).
 set -euo pipefail
 
-# Usage: deps.sh [--test | --fuzz]
+# Usage: deps.sh [--test | --fuzz | --qemu-user]
 #   (none)  what building xprof needs: cmake, gcc, make, pkg-config, and the
 #           libraries: libdw/libelf (elfutils: symbols, DWARF, CFI),
 #           libdebuginfod1 (which libdw loads to ask debuginfod servers
@@ -24,6 +24,8 @@ set -euo pipefail
 #           (flame graph), golang-go (go tool pprof), python3 (JSON checks),
 #           bsdutils (script: a terminal), groff-base and man-db (man
 #           pages), fonts for readable screenshots, and what --fuzz installs
+#   --qemu-user  also qemu-user, which runs the unit tests of the aarch64 and
+#           riscv64 cross builds on this host (tests/xarch/unit-qemu-user.sh)
 packages=(cmake gcc make pkg-config libdw-dev libelf-dev libdebuginfod1 libunwind-dev
 	libcapstone-dev zlib1g-dev libiberty-dev)
 if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
@@ -32,6 +34,9 @@ fi
 if [[ ${1:-} == --test ]]; then
 	packages+=(binutils g++ strace chromium fonts-dejavu-core golang-go python3 bsdutils groff-base
 		man-db)
+fi
+if [[ ${1:-} == --qemu-user ]]; then
+	packages+=(qemu-user)
 fi
 
 if ! command -v dpkg >/dev/null 2>&1; then
