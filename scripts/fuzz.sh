@@ -5,7 +5,7 @@
 #
 # Build the libFuzzer targets (tests/fuzz/fuzz_<target>.c) with clang in
 # build-fuzz/ (-DXPROF_FUZZ=ON: the engine is instrumented too, with ASan
-# and UBSan) and run each for SECONDS (default 60, STYLE.md 2.10), one
+# and UBSan) and run each for SECONDS (default 60, doc/design.md, Habits), one
 # after the other; TARGETs (datafile, procmaps, opts, ...) limit the run.
 #
 # Each target starts from its seeds (tests/data/fuzz/<target>/, its crash

@@ -13,7 +13,7 @@
 # --sanitize: the same in build-san/ with -DXPROF_SANITIZE=ON: xprof, the
 # unit tests and the fuzz replays are built with ASan and UBSan
 # (-fno-sanitize-recover=all), the target programs are not (they are the
-# ones being traced, STYLE.md 2.10).  Every sanitizer finding, a leak
+# ones being traced, doc/design.md, Habits).  Every sanitizer finding, a leak
 # included, aborts the process (abort_on_error), so a test sees xprof die
 # of SIGABRT, which expect_exit never accepts, whatever exit code it
 # wanted.  disable_coredump=0: ASan otherwise sets RLIMIT_CORE to 0, which

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# The command line before anything is profiled (STYLE.md 2.4, 2.5):
+# The command line before anything is profiled (doc/design.md, Output and messages):
 #   - xprof --help, -h and --version exit 0, print to stdout only;
 #     'xprof help record' exits 0; 'record --help' and 'report --help'
 #     show their synopsis and end with EXAMPLES;

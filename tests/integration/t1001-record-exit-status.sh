@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# 'xprof record' exits with its command's status (DESIGN.md "Exit status",
+# 'xprof record' exits with its command's status (doc/design.md, Exit status,
 # like time(1) and perf record), and xprof itself is never what dies:
 #   - a command that exits N makes record exit N (0, 7, 255);
 #   - a command killed by signal N makes record *exit* 128+N (139 for

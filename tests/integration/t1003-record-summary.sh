@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# What 'xprof record' says, and where it writes (STYLE.md 2.4: stdout is for
-# primary output only, progress and summary go to stderr):
+# What 'xprof record' says, and where it writes (doc/design.md, Output and
+# messages: stdout is for primary output only, progress and summary go to
+# stderr):
 #   - after a run, stderr mentions the number of samples, a rate (Hz or /s)
 #     and the data file's name; stdout is exactly the command's output;
 #   - -q (record's own, and the global one before the command name)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # 'record -d' samples for a while and lets the command run on; signals
-# sent to xprof reach the command (DESIGN.md: record behaves like time(1)):
+# sent to xprof reach the command (doc/design.md, Exit status: record behaves like time(1)):
 #   - record -d 1s -- split 3: the summary says sampling lasted 1.0 s
 #     (0.9..1.4), the report has what ~1 s can give (100..1400 samples,
 #     where the whole run would give ~3000), the command still runs to

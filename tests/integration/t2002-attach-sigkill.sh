@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Whatever happens to xprof, an attached target keeps running correctly
-# (DESIGN.md "Never harm the target").  xprof attach (no -d) is killed with
+# (doc/design.md, Never harm the target).  xprof attach (no -d) is killed with
 # SIGKILL after 2 s of sampling -- no chance to detach: the kernel detaches
 # for it.  For split (one thread) and threads -l 4 (four CPU-bound threads,
 # so that interrupts are in flight when the kill lands):

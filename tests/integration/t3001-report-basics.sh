@@ -12,7 +12,7 @@
 #     lists it before main (~0% self) if main is listed at all; -o as above;
 #   - without -i it reads ./xprof.data;
 #   - a data file cut in the middle of a record is still read up to the last
-#     whole record (DESIGN.md: the reader tolerates a truncated tail): exit 0,
+#     whole record (doc/design.md, The data file is the contract: a reader takes a cut tail): exit 0,
 #     no more samples than the whole file.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"

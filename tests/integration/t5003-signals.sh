@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 #
 # Signals reach a profiled process exactly as they would without xprof
-# (DESIGN.md: every signal re-injected, PTRACE_LISTEN for group-stops).
+# (doc/design.md, Never harm the target: every signal re-injected,
+# PTRACE_LISTEN for group-stops).
 # sigtarget (tests/targets/sigtarget.c) computes and counts, in handlers,
 # the SIGRTMIN it gets (summing their values) and its SIGCONTs; SIGUSR1
 # makes it print the counts and exit 0.  Sampling at 4999 Hz, so that many
-# interrupts meet the signals (PTRACE-NOTES trap 1).  Under 'record' and
+# interrupts meet the signals (doc/ptrace-notes.md, trap 1).  Under 'record' and
 # under 'attach':
 #   - 3000 SIGRTMIN queued by another process (tests/helpers/sigqueue.c,
 #     values 1..3000) are all counted: rtmin=3000 sum=4501500, none lost,

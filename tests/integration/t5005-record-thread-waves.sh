@@ -12,7 +12,7 @@
 #   - the slowdown (profiled wall time / unprofiled wall time, the latter
 #     the mean of a run before and a run after) is printed, not asserted:
 #     128 runnable threads on 2 CPUs make every stop wait for its thread's
-#     turn on a CPU (PTRACE-NOTES trap 3), and the machine is shared.
+#     turn on a CPU (doc/ptrace-notes.md, trap 3), and the machine is shared.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace

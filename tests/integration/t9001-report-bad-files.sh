@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # 'xprof report' on data files that are not what they should be, and on
-# outputs it cannot write (STYLE.md 2.5: one error line naming the
+# outputs it cannot write (doc/design.md, Output and messages: one error line naming the
 # subject, exit 1, never a signal):
 #   - not a data file at all: empty, /dev/null, text, 4 KiB of random
 #     bytes, a directory, a missing file (with a hint), a header only (no

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Bad values and impossible targets for 'record' and 'attach' (STYLE.md
-# 2.4, 2.5): each is refused with exactly one "xprof: error:" line, first
+# Bad values and impossible targets for 'record' and 'attach' (doc/design.md,
+# Output and messages): each is refused with exactly one "xprof: error:" line, first
 # on stderr, naming the value, nothing on stdout, and the right code;
 # never a signal, and the command is never run:
 #   - usage errors (2): -F, -d, --max-depth, -g, --mode and -p values

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# A full disk while recording (DESIGN.md "Never harm the target"; the exit
+# A full disk while recording (doc/design.md, Never harm the target; the exit
 # status is decided in cmd/record.c and the README): on a 64 KiB tmpfs
 # with 20 KiB left (the head of a file, with its [vdso] image, is ~10 KiB), at 9999 Hz,
 #   - record: the write error is printed once ("cannot write ...: No space

@@ -7,7 +7,7 @@
 # run (a corrupted register or stack would show as a mismatch); every
 # thread is seen (the summary counts 257); most samples are in wave_work.
 # The stop times printed are the cost of interrupting 128 runnable
-# threads on 2 CPUs (PTRACE-NOTES trap 3).
+# threads on 2 CPUs (doc/ptrace-notes.md, trap 3).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace

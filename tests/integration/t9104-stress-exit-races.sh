@@ -3,7 +3,7 @@
 #
 # Stress: targets that end, or lose threads, while being sampled at
 # 9999 Hz, the races between PTRACE_INTERRUPT and the wait for the stop
-# (PTRACE-NOTES traps 1 and 2):
+# (doc/ptrace-notes.md, traps 1 and 2):
 #   - 'churn exit 8 200', five times: exit() while 8 threads spin, so
 #     exit_group kills threads with interrupts pending;
 #   - 'exits code 0 0.05', five times: a process that ends 50 ms in;

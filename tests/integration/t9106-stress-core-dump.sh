@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # A command that dies of SIGSEGV dumps core under xprof exactly as without
-# it (DESIGN.md "Never harm the target"): with 'ulimit -c unlimited' and a
+# it (doc/design.md, Never harm the target): with 'ulimit -c unlimited' and a
 # core_pattern that writes a file in the working directory, the 'crash'
 # target is killed by SIGSEGV with the core-dumped bit in its wait status
 # (run.pl: "signal 11 core"), leaving an ELF core file; under 'xprof

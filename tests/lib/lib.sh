@@ -12,7 +12,7 @@
 # and statistics over folded stacks whose assertions print the figures
 # whether they pass or fail, so a log always shows the numbers.
 #
-# Rules it supports (STYLE.md 2.9): drive the real binary; write its output
+# Rules it supports (doc/design.md, Tests): drive the real binary; write its output
 # to files and inspect the files (never pipe xprof into grep); statistical
 # assertions, never exact sample counts; wait for readiness, never sleep.
 #

@@ -3,8 +3,8 @@
  * Target with known call chains for the unwinder tests, built with and
  * without frame pointers.  "leaf": main -> f1 -> f2 -> leaf, where leaf
  * needs no stack, so GCC 12 gives it no frame even with
- * -fno-omit-frame-pointer (PTRACE-NOTES trap 4) and f2 calls it in a loop
- * (samples land in both).  "qsort": main -> do_sort -> qsort (libc, no
+ * -fno-omit-frame-pointer (doc/ptrace-notes.md, trap 4) and f2 calls it in
+ * a loop (samples land in both).  "qsort": main -> do_sort -> qsort (libc, no
  * frame pointers) -> cmp.  "deep": main -> deep x 64 -> f2 -> leaf, for
  * the unwind benchmark.  "signal": main -> sig_main -> raise (libc), and
  * the SIGUSR1 handler, on a sigaltstack, runs on_signal -> f2 -> leaf
