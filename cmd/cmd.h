@@ -36,6 +36,7 @@ struct record_opts {
 	int mode;	      /* enum sampler_mode */
 	bool no_follow;
 	bool no_poll_idle;
+	bool any_cpu; /* interrupt running threads from any CPU, not from their own */
 	uint64_t rt_priority; /* 0: normal priority */
 	char **argv; /* the command, NULL-terminated */
 	int argc;

@@ -24,11 +24,12 @@ struct xp_option;
 
 /*
  * Fill @o with the options record and attach share (-F, -o, -d, -g,
- * --max-depth, --mode, --no-follow, --no-poll-idle, -r, -q), bound to @ro; @duration_help says
+ * --max-depth, --mode, --no-follow, --no-poll-idle, --interrupt-from-any-cpu, -r,
+ * -q), bound to @ro; @duration_help says
  * what -d means for the command.  Returns how many entries were written (at
  * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 10
+#define COMMON_RECORD_OPTIONS 11
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
 

@@ -85,3 +85,37 @@ void ctl_drop_priority(void)
 
 	sched_setscheduler(0, SCHED_OTHER, &sp);
 }
+
+void ctl_place_init(struct ctl_place *pl)
+{
+	pl->pinned = -1;
+	pl->saved = !sched_getaffinity(0, sizeof(pl->allowed), &pl->allowed);
+}
+
+int ctl_move_to_cpu(struct ctl_place *pl, int cpu)
+{
+	cpu_set_t one;
+
+	if (!pl->saved || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &pl->allowed))
+		return -EINVAL;
+	if (pl->pinned == cpu && sched_getcpu() == cpu)
+		return 0;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return -errno;
+	pl->pinned = cpu;
+	return 0;
+}
+
+void ctl_place_release(struct ctl_place *pl)
+{
+	if (pl->saved && pl->pinned >= 0)
+		sched_setaffinity(0, sizeof(pl->allowed), &pl->allowed);
+	pl->pinned = -1;
+}
+
+int ctl_cpu(void)
+{
+	return sched_getcpu();
+}

@@ -8,6 +8,7 @@
 #ifndef XPROF_SRC_CTL_H
 #define XPROF_SRC_CTL_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,5 +37,22 @@ int ctl_hold_poll_idle(void);
 unsigned int ctl_raise_priority(unsigned int prio);
 /* Back to SCHED_OTHER. */
 void ctl_drop_priority(void);
+
+/*
+ * Where the controller runs.  ctl_place_init saves the CPUs it may use (its
+ * affinity at the start); ctl_move_to_cpu pins the calling thread to @cpu
+ * and returns once it runs there (0, or -errno: @cpu is not among the saved
+ * ones, or the kernel refused); ctl_place_release restores the saved set.
+ * ctl_cpu: the CPU the caller runs on now, -1 if unknown.
+ */
+struct ctl_place {
+	cpu_set_t allowed;
+	bool saved;
+	int pinned; /* the CPU the controller is pinned to, -1: none */
+};
+void ctl_place_init(struct ctl_place *pl);
+int ctl_move_to_cpu(struct ctl_place *pl, int cpu);
+void ctl_place_release(struct ctl_place *pl);
+int ctl_cpu(void);
 
 #endif

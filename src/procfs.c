@@ -74,6 +74,22 @@ char procfs_task_state(pid_t pid, pid_t tid)
 	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
 }
 
+int procfs_parse_task_cpu(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	char *end;
+	long v;
+	int field;
+
+	/* The fields after the comm start with the state, field 3. */
+	for (field = 2; p && field < 39; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -1;
+	v = strtol(p + 1, &end, 10);
+	return end == p + 1 || v < 0 || v > 0x7fffffff ? -1 : (int)v;
+}
+
 int procfs_open_task(pid_t pid, pid_t tid, const char *file)
 {
 	char path[96];
@@ -145,6 +161,15 @@ int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc)
 	*sp = v[6];
 	*pc = v[7];
 	return nr;
+}
+
+int procfs_task_cpu(int stat_fd)
+{
+	char buf[1024];
+
+	if (procfs_pread(stat_fd, buf, sizeof(buf)) < 0)
+		return -1;
+	return procfs_parse_task_cpu(buf);
 }
 
 int64_t procfs_syscall(int fd, uint64_t *sp, uint64_t *pc)

@@ -29,6 +29,10 @@ void procfs_exe(pid_t pid, char *out, size_t len);
  */
 char procfs_task_state(pid_t pid, pid_t tid);
 
+/* The CPU the task runs or waits on (stat field 39, "processor"), -1 when unreadable. */
+int procfs_task_cpu(int stat_fd);
+int procfs_parse_task_cpu(const char *stat);
+
 /* open(/proc/@pid/task/@tid/@file, O_RDONLY | O_CLOEXEC): a descriptor or -1. */
 int procfs_open_task(pid_t pid, pid_t tid, const char *file);
 

@@ -89,6 +89,13 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 		xp_debug(2, "cannot read registers of tid %d: %s", (int)th->tid, strerror(-e));
 		return NULL;
 	}
+	/* Where its CPU can be read, once per image: one more ptrace call. */
+	if (s->o->same_cpu && !x->rseq_cpu && !x->rseq_none) {
+		uint64_t area = 0;
+
+		x->rseq_none = tracer_rseq_area(th, &area) || !area;
+		x->rseq_cpu = x->rseq_none ? 0 : area + 4; /* struct rseq: cpu_id_start, cpu_id */
+	}
 	if (stop_in_call(s, x, &r->regs)) {
 		s->st->dropped_blocked++;
 		return NULL;
@@ -248,18 +255,15 @@ static void tick(struct sampler *s)
 	unsigned long i = 0;
 
 	s->st->ticks++;
+	s->ndue = 0;
 	while ((th = tracer_thread_at(s->tr, &i))) {
-		struct smp_thread *x = smp_thread_of(th);
-
-		if (!want_sample(s, th, now, &w) || tracer_interrupt(s->tr, th))
+		if (!want_sample(s, th, now, &w))
 			continue;
-		x->sample_wanted = true;
-		x->irq_time = smp_now(s);
-		x->cpu.wall_sampled = now;
-		x->pending_weight = w;
-		s->pending++;
-		s->st->interrupts++;
+		xp_grow((void **)&s->due, &s->due_alloc, s->ndue + 1, sizeof(*s->due));
+		s->due[s->ndue++] =
+		    (struct smp_due){th, w, s->o->same_cpu ? smp_thread_cpu(s, th) : -1};
 	}
+	smp_interrupt_due(s, now);
 }
 
 /* A thread or process exited (@ev): write it down; the end of the root ends the recording. */
@@ -464,7 +468,8 @@ static void spin_for_stops(struct sampler *s)
 	int status;
 	pid_t tid;
 
-	if (!s->pending || s->pending >= s->ncpus || !s->o->spin_ns)
+	/* A thread interrupted from this CPU stops only once the controller lets it run. */
+	if (!s->pending || s->pending >= s->ncpus || !s->o->spin_ns || smp_pending_here(s))
 		return;
 	deadline = ctl_now_ns() + s->o->spin_ns;
 	while (s->pending && !s->stopping) {
@@ -576,6 +581,7 @@ static int finish(struct sampler *s)
 	/* Writing the data and reading JIT files is no business for a real-time task. */
 	if (s->st->rt_priority)
 		ctl_drop_priority();
+	ctl_place_release(&s->place);
 	drain_waits(s, &none_left, UINT_MAX);
 	smp_drain_queue(s);
 	smp_refresh_names(s);
@@ -605,6 +611,7 @@ static void release(struct sampler *s)
 	for (i = 0; i < s->qalloc; i++)
 		free(s->q[i].copy);
 	free(s->q);
+	free(s->due);
 	free(s->pcs);
 	free(s->flags);
 	stacktab_release(&s->stacks);
@@ -633,6 +640,7 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	s.pcs = xp_calloc(o->max_depth + 2, sizeof(*s.pcs));
 	s.flags = xp_calloc(o->max_depth + 2, 1);
 	s.mc = module_cache_new();
+	ctl_place_init(&s.place);
 	stacktab_init(&s.stacks);
 	t->hooks = (struct tracer_hooks){&s, smp_thread_free, smp_proc_free};
 	if (!setup_fds(&s)) {

@@ -49,6 +49,7 @@ struct sampler_opts {
 	uint64_t spin_ns;	  /* poll for stops this long before sleeping; 0: never spin */
 	bool poll_idle;		  /* keep idle CPUs polling while recording (cpu_dma_latency 0) */
 	unsigned int rt_priority; /* SCHED_RR priority of the controller while sampling; 0: none */
+	bool same_cpu; /* interrupt each running thread from its own CPU (no skid into calls) */
 };
 
 #define SAMPLER_STACK_BYTES (64 * 1024)
@@ -85,6 +86,8 @@ struct sampler_stats {
 	uint64_t held_hist[SCHEDULE_HIST_SIZE];
 	uint64_t held_ns_max;
 	uint64_t stack_bytes_copied;
+	uint64_t irq_same_cpu;	  /* interrupts issued from the thread's own CPU */
+	uint64_t cpu_moves;	  /* moves of the controller to another CPU to do so */
 	bool poll_idle;		  /* idle CPUs were kept polling */
 	unsigned int rt_priority; /* the real-time priority the controller ran at, 0: none */
 	int end_signal;		  /* the signal that ended sampling, for SAMPLER_END_SIGNAL */

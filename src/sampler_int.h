@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Inside the sampler, shared by its two files: sampler.c (the loop and the
- * policy: ticks, which threads are due, the stops) and samples.c (the
- * sampler's state per thread and process, the records that describe them,
- * and the way of a raw sample to the data file).  Not for other files.
+ * Inside the sampler, shared by its files: sampler.c (the loop and the
+ * policy: ticks, which threads are due, the stops), interrupt.c (from which
+ * CPU each due thread is interrupted) and samples.c (the sampler's state
+ * per thread and process, the records that describe them, and the way of a
+ * raw sample to the data file).  Not for other files.
  */
 #ifndef XPROF_SRC_SAMPLER_INT_H
 #define XPROF_SRC_SAMPLER_INT_H
@@ -11,6 +12,7 @@
 #include "sampler.h"
 #include "addrspace.h"
 #include "cputime.h"
+#include "ctl.h"
 #include "stackcopy.h"
 #include "stacktab.h"
 #include "tracer.h"
@@ -34,6 +36,17 @@ struct smp_thread {
 	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
 	struct cputime cpu;
 	struct stackcopy_size copy;
+	uint64_t rseq_cpu; /* address of its rseq cpu_id, 0: unknown */
+	bool rseq_none;	   /* it has none (or the kernel cannot tell): read stat */
+	int irq_cpu;	   /* the CPU its pending interrupt came from, its own; -1: another */
+	int stat_fd;	   /* /proc/PID/task/TID/stat, opened on first use, -1 */
+};
+
+/* A thread due at this tick: interrupted from @cpu (-1: from anywhere). */
+struct smp_due {
+	struct xp_thread *th;
+	uint64_t weight;
+	int cpu;
 };
 
 /* The sampler's state of one process (xp_process.priv). */
@@ -79,7 +92,10 @@ struct sampler {
 	uint64_t last_status;
 	unsigned long ncpus;
 	int nsigint;
-	int qos_fd; /* the PM QoS request held while recording, -1: none */
+	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
+	struct smp_due *due; /* this tick's due threads */
+	unsigned long ndue, due_alloc;
+	struct ctl_place place; /* where the controller runs */
 };
 
 /* ns since the start of the recording. */
@@ -112,5 +128,12 @@ void smp_drain_old_image(struct sampler *s, struct xp_process *p);
 void smp_collect_jit(struct sampler *s, pid_t pid);
 /* The statistics records. */
 void smp_write_stats(struct sampler *s);
+
+/* The CPU @th runs or waits on, -1 if unknown. */
+int smp_thread_cpu(struct sampler *s, struct xp_thread *th);
+/* Interrupt the s->due threads of a tick at @now, each running one from its own CPU. */
+void smp_interrupt_due(struct sampler *s, uint64_t now);
+/* Whether a pending interrupt went to a thread of the CPU the controller runs on now. */
+bool smp_pending_here(const struct sampler *s);
 
 #endif

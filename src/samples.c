@@ -34,6 +34,8 @@ struct smp_thread *smp_thread_of(struct xp_thread *th)
 		x = xp_calloc(1, sizeof(*x));
 		x->schedstat_fd = SMP_FD_LAZY;
 		x->syscall_fd = -1;
+		x->stat_fd = -1;
+		x->irq_cpu = -1;
 		x->blocked_nr = x->last_sys_nr = -1;
 		th->priv = x;
 	}
@@ -59,6 +61,11 @@ static void smp_close_fds(struct smp_thread *x)
 		close(x->schedstat_fd);
 	if (x->syscall_fd >= 0)
 		close(x->syscall_fd);
+	if (x->stat_fd >= 0)
+		close(x->stat_fd);
+	x->stat_fd = -1;
+	x->rseq_cpu = 0;
+	x->rseq_none = false;
 	x->schedstat_fd = SMP_FD_LAZY;
 	x->syscall_fd = -1;
 }
@@ -447,6 +454,8 @@ void smp_write_stats(struct sampler *s)
 	    {"held_p50_ns", schedule_hist_percentile(st->held_hist, st->held_ns_max, 50)},
 	    {"held_p99_ns", schedule_hist_percentile(st->held_hist, st->held_ns_max, 99)},
 	    {"stack_bytes_copied", st->stack_bytes_copied},
+	    {"irq_same_cpu", st->irq_same_cpu},
+	    {"cpu_moves", st->cpu_moves},
 	    {"poll_idle", st->poll_idle},
 	    {"rt_priority", st->rt_priority},
 	    {"frames_fp", us->frames_fp},

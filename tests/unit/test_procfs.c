@@ -8,6 +8,7 @@
 #include "procfs.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,6 +45,21 @@ static int test_parse_syscall(void)
 	return T_OK;
 }
 
+static int test_parse_task_cpu(void)
+{
+	/* A comm with spaces and ')' in it: fields count from the last ')'. */
+	const char *stat =
+	    "4242 (a) b (c)) R 1 4242 4242 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 123 "
+	    "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 "
+	    "0 0 0\n";
+
+	T_EQ_U64(procfs_parse_task_cpu(stat), 1);
+	T_ASSERT(procfs_parse_task_cpu("4242 (a) R 1 2 3\n") == -1); /* too short */
+	T_ASSERT(procfs_parse_task_cpu("garbage") == -1);
+	T_ASSERT(procfs_parse_task_cpu("") == -1);
+	return T_OK;
+}
+
 static int test_self(void)
 {
 	pid_t pid = getpid(), tgid = 0, ppid = 0;
@@ -59,6 +75,11 @@ static int test_self(void)
 	procfs_exe(pid, exe, sizeof(exe));
 	T_ASSERT(strstr(exe, "test_procfs") != NULL);
 	T_ASSERT(procfs_task_state(pid, pid) == 'R');
+	fd = procfs_open_task(pid, pid, "stat");
+	T_ASSERT(fd >= 0);
+	/* Not compared with sched_getcpu(): the thread may move in between. */
+	T_ASSERT(procfs_task_cpu(fd) >= 0 && procfs_task_cpu(fd) < sysconf(_SC_NPROCESSORS_CONF));
+	close(fd);
 	fd = procfs_open_task(pid, pid, "schedstat");
 	T_ASSERT(fd >= 0);
 	T_EQ_U64(procfs_schedstat(fd, &cpu, &count), 0);
@@ -79,4 +100,5 @@ static int test_self(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_syscall), T_CASE(test_self))
+T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_syscall), T_CASE(test_parse_task_cpu),
+       T_CASE(test_self))
