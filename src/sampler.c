@@ -89,12 +89,16 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 		xp_debug(2, "cannot read registers of tid %d: %s", (int)th->tid, strerror(-e));
 		return NULL;
 	}
-	/* Where its CPU can be read, once per image: one more ptrace call. */
-	if (s->o->same_cpu && !x->rseq_cpu && !x->rseq_none) {
+	/*
+	 * Where its CPU can be read: one more ptrace call, at its first
+	 * samples only.  The C library registers the area early, but a
+	 * sample can come before (in ld.so): ask again at the next samples.
+	 */
+	if (s->o->same_cpu && !x->rseq_cpu && x->rseq_tries < SMP_RSEQ_TRIES) {
 		uint64_t area = 0;
 
-		x->rseq_none = tracer_rseq_area(th, &area) || !area;
-		x->rseq_cpu = x->rseq_none ? 0 : area + 4; /* struct rseq: cpu_id_start, cpu_id */
+		x->rseq_tries = tracer_rseq_area(th, &area) ? SMP_RSEQ_TRIES : x->rseq_tries + 1;
+		x->rseq_cpu = area ? area + 4 : 0; /* struct rseq: cpu_id_start, cpu_id */
 	}
 	if (stop_in_call(s, x, &r->regs)) {
 		s->st->dropped_blocked++;

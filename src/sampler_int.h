@@ -36,10 +36,11 @@ struct smp_thread {
 	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
 	struct cputime cpu;
 	struct stackcopy_size copy;
-	uint64_t rseq_cpu; /* address of its rseq cpu_id, 0: unknown */
-	bool rseq_none;	   /* it has none (or the kernel cannot tell): read stat */
-	int irq_cpu;	   /* the CPU its pending interrupt came from, its own; -1: another */
-	int stat_fd;	   /* /proc/PID/task/TID/stat, opened on first use, -1 */
+	uint64_t rseq_cpu;  /* address of its rseq cpu_id, 0: unknown (read its stat) */
+	uint8_t rseq_tries; /* samples at which it was asked for (SMP_RSEQ_TRIES: no more) */
+#define SMP_RSEQ_TRIES 8
+	int irq_cpu; /* the CPU its pending interrupt came from, its own; -1: another */
+	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
 };
 
 /* A thread due at this tick: interrupted from @cpu (-1: from anywhere). */
