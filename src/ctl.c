@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,6 +78,20 @@ unsigned int ctl_raise_priority(unsigned int prio)
 		return 0;
 	}
 	return prio;
+}
+
+unsigned long ctl_min_timer_slack(void)
+{
+	int old = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+
+	prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
+	return old > 0 ? (unsigned long)old : 0;
+}
+
+void ctl_set_timer_slack(unsigned long ns)
+{
+	if (ns)
+		prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0);
 }
 
 void ctl_drop_priority(void)

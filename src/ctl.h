@@ -35,6 +35,15 @@ int ctl_hold_poll_idle(void);
  * Returns @prio, or 0 when refused (needs root or CAP_SYS_NICE).
  */
 unsigned int ctl_raise_priority(unsigned int prio);
+/*
+ * The smallest timer slack for the calling thread (PR_SET_TIMERSLACK 1 ns):
+ * a normal task's timers may otherwise fire up to 50 us late (a real-time
+ * one has none).  Returns the previous slack in ns.
+ */
+unsigned long ctl_min_timer_slack(void);
+/* Back to @ns. */
+void ctl_set_timer_slack(unsigned long ns);
+
 /* Back to SCHED_OTHER. */
 void ctl_drop_priority(void);
 

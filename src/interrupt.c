@@ -42,7 +42,6 @@ static void interrupt(struct sampler *s, struct smp_due *d, uint64_t now, bool h
 	x->irq_time = smp_now(s);
 	x->cpu.wall_sampled = now;
 	x->pending_weight = d->weight;
-	x->irq_cpu = here ? d->cpu : -1;
 	s->pending++;
 	s->st->interrupts++;
 	s->st->irq_same_cpu += here;
@@ -85,20 +84,4 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 			if (s->due[j].cpu == cpu)
 				interrupt(s, &s->due[j], now, moved);
 	}
-}
-
-/* Whether a pending interrupt went to a thread of the CPU the controller runs on. */
-bool smp_pending_here(const struct sampler *s)
-{
-	int cpu = s->o->same_cpu ? ctl_cpu() : -1;
-	struct xp_thread *th;
-	unsigned long i = 0;
-
-	if (cpu < 0)
-		return false;
-	while ((th = tracer_thread_at(s->tr, &i)))
-		if (th->priv && smp_thread_of(th)->sample_wanted &&
-		    smp_thread_of(th)->irq_cpu == cpu)
-			return true;
-	return false;
 }

@@ -39,7 +39,6 @@ struct smp_thread {
 	uint64_t rseq_cpu;  /* address of its rseq cpu_id, 0: unknown (read its stat) */
 	uint8_t rseq_tries; /* samples at which it was asked for (SMP_RSEQ_TRIES: no more) */
 #define SMP_RSEQ_TRIES 8
-	int irq_cpu; /* the CPU its pending interrupt came from, its own; -1: another */
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
 };
 
@@ -97,6 +96,7 @@ struct sampler {
 	struct smp_due *due; /* this tick's due threads */
 	unsigned long ndue, due_alloc;
 	struct ctl_place place; /* where the controller runs */
+	unsigned long slack;	/* the controller's timer slack before the recording (ns) */
 };
 
 /* ns since the start of the recording. */
@@ -134,7 +134,5 @@ void smp_write_stats(struct sampler *s);
 int smp_thread_cpu(struct sampler *s, struct xp_thread *th);
 /* Interrupt the s->due threads of a tick at @now, each running one from its own CPU. */
 void smp_interrupt_due(struct sampler *s, uint64_t now);
-/* Whether a pending interrupt went to a thread of the CPU the controller runs on now. */
-bool smp_pending_here(const struct sampler *s);
 
 #endif
