@@ -18,6 +18,7 @@
 #    and runs, at each rate F in BENCH_FREQS:
 #      bare         the target alone
 #      xprof        xprof record -F F -- target
+#      xprof-user   the same as BENCH_USER (when run as root; setpriv)
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target
 #    A group is one (repetition, target, rate): bare plus every tool, in an
@@ -61,7 +62,10 @@
 #                         perf files); 0 skips them, BENCH_REPS keeps them all
 #   BENCH_FREQS ["100 999 3999 9999"]
 #   BENCH_TARGETS ["split split-nofp threads4 threads64"]
-#   BENCH_TOOLS ["xprof perf-fp perf-dwarf"]   (bare always runs)
+#   BENCH_TOOLS ["xprof xprof-user perf-fp perf-dwarf" as root, else without
+#                         xprof-user]   (bare always runs)
+#   BENCH_USER [nobody]   the ordinary user of the xprof-user rows (perf stays root)
+#   BENCH_XPROF_OPTS [""] more options for xprof record (e.g. --interrupt-from-any-cpu)
 #   BENCH_SECONDS [1]     bare run length on an idle 2-CPU machine
 #   BENCH_OUT [bench-out] output directory (emptied of earlier results)
 #   BENCH_PERF_REPORT [1] time 'perf script' on perf's files
@@ -102,7 +106,13 @@ fi
 reps_high=${BENCH_REPS_9999:-3}
 ((reps_high <= reps)) || reps_high=$reps
 targets=${BENCH_TARGETS:-split split-nofp threads4 threads64}
-tools=${BENCH_TOOLS:-xprof perf-fp perf-dwarf}
+if ((EUID == 0)); then
+	tools=${BENCH_TOOLS:-xprof xprof-user perf-fp perf-dwarf}
+else
+	tools=${BENCH_TOOLS:-xprof perf-fp perf-dwarf}
+fi
+bench_user=${BENCH_USER:-nobody}
+read -ra xprof_opts <<<"${BENCH_XPROF_OPTS:-}"
 out=${BENCH_OUT:-bench-out}
 perf_report=${BENCH_PERF_REPORT:-1}
 micro=${BENCH_MICRO:-1}
@@ -124,7 +134,12 @@ die() {
 for tool in "${tools[@]}"; do
 	case $tool in
 	xprof | perf-fp | perf-dwarf) ;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof perf-fp perf-dwarf)" ;;
+	xprof-user)
+		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
+		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
+		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
+		;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user perf-fp perf-dwarf)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -293,7 +308,14 @@ run_one() {
 	target_cmd "$t" "${amount[$t]}"
 	case $tool in
 	bare) ;;
-	xprof) cmd=("$xprof" record -F "$f" -o "$data" -- "${cmd[@]}") ;;
+	xprof) cmd=("$xprof" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}") ;;
+	xprof-user)
+		# The user writes the data file; $out is root's.
+		mkdir -p -m 1777 "$out/user"
+		data=$out/user/run.data
+		cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")" --clear-groups
+			"$xprof" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
+		;;
 	perf-fp) cmd=(perf record -q -e "$event" -F "$f" -g -o "$data" -- "${cmd[@]}") ;;
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$f" --call-graph dwarf -o "$data" -- "${cmd[@]}") ;;
 	esac
@@ -313,7 +335,7 @@ run_one() {
 		return 0
 	}
 	case $tool in
-	xprof)
+	xprof | xprof-user)
 		summary=$(grep '^xprof: [0-9]* samples in ' "$log.err" | tail -n 1)
 		[[ -n $summary ]] || {
 			fail "$key" "no summary line from xprof record"
@@ -524,6 +546,7 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 	echo "what xprof itself holds the thread; the rest is the thread's way into the stop, for a thread"
 	echo "that waits for a CPU that wait); report = \`xprof report --folded\` / \`perf script\`;"
 	echo "B/sample = data file bytes / samples."
+	echo "Machine load (1, 5, 15 min): $(awk '/^load average at / { sub(/^load average at /, ""); printf "%s%s", n++ ? "; " : "", $0 }' "$out/meta.txt")."
 	echo
 	echo "| target | Hz | tool | slowdown | work s (bare) | samples/CPU-s (% of Hz) | missed | stop p50 / p99 (held) µs | report s | B/sample |"
 	echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -533,7 +556,7 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 			stop = stop sprintf(" (%.0f / %.0f)", $18, $19)
 		rep = $16 == "" ? "-" : sprintf("%.3f", $16)
 		rate = $9 == "" ? "-" : sprintf("%.0f (%.0f%%)", $9, $10)
-		missed = $3 == "xprof" ? sprintf("%d late, %d failed", $14, $15) : sprintf("%d lost", $11)
+		missed = $3 ~ /^xprof/ ? sprintf("%d late, %d failed", $14, $15) : sprintf("%d lost", $11)
 		printf "| %s | %s | %s | %.3f | %.2f (%.2f) | %s | %s | %s | %s | %.0f |\n", $1, $2, $3,
 			$5, $6, $7, rate, missed, stop, rep, $17
 	}' "$out/summary.tsv"
