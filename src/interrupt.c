@@ -80,6 +80,16 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 			continue;
 		moved = !ctl_move_to_cpu(&s->place, cpu);
 		s->st->cpu_moves += moved;
+		/*
+		 * The move preempted the thread through a reschedule request
+		 * that, like the interrupt's signal, is flagged before its
+		 * inter-processor interrupt arrives, and is honoured at the
+		 * first system call exit in between: the thread would be taken
+		 * there.  Let it run a little and be preempted again, this time
+		 * by a timer of this CPU, which flags nothing in advance.
+		 */
+		if (moved)
+			ctl_pause_ns(SAMPLER_MOVE_PAUSE_NS);
 		for (j = i; j < s->ndue; j++)
 			if (s->due[j].cpu == cpu)
 				interrupt(s, &s->due[j], now, moved);

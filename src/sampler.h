@@ -52,10 +52,11 @@ struct sampler_opts {
 	bool same_cpu; /* interrupt each running thread from its own CPU (no skid into calls) */
 };
 
-#define SAMPLER_STACK_BYTES (64 * 1024)
-#define SAMPLER_SPIN_NS	    100000
-#define SAMPLER_DRAIN_MAX   64	      /* stops handled between two looks at the timer */
-#define SAMPLER_JIT_MAPS_NS 100000000 /* maps re-read at most this often for JIT code */
+#define SAMPLER_STACK_BYTES   (64 * 1024)
+#define SAMPLER_SPIN_NS	      100000
+#define SAMPLER_MOVE_PAUSE_NS 20000	/* after moving to a thread's CPU, before interrupting it */
+#define SAMPLER_DRAIN_MAX     64	/* stops handled between two looks at the timer */
+#define SAMPLER_JIT_MAPS_NS   100000000 /* maps re-read at most this often for JIT code */
 
 enum sampler_end {
 	SAMPLER_END_ROOT_EXITED,
