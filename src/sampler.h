@@ -43,11 +43,11 @@ struct sampler_opts {
 	uint64_t duration_ns; /* 0: no limit */
 	enum sampler_mode mode;
 	enum sampler_kind kind;
-	size_t stack_bytes;	  /* most bytes copied from SP per sample */
-	bool adaptive_copy;	  /* copy only what recent walks of the thread needed */
-	bool status_line;	  /* live status on stderr (a terminal) */
-	uint64_t spin_ns;	  /* poll for stops this long before sleeping; 0: never spin */
-	bool poll_idle;		  /* keep idle CPUs polling while recording (cpu_dma_latency 0) */
+	size_t stack_bytes; /* most bytes copied from SP per sample */
+	bool adaptive_copy; /* copy only what recent walks of the thread needed */
+	bool status_line;   /* live status on stderr (a terminal) */
+	uint64_t spin_ns; /* poll for stops this long before sleeping (!same_cpu only); 0: never */
+	bool poll_idle;	  /* keep idle CPUs polling while recording (cpu_dma_latency 0) */
 	unsigned int rt_priority; /* SCHED_RR priority of the controller while sampling; 0: none */
 	bool same_cpu; /* interrupt each running thread from its own CPU (no skid into calls) */
 };
