@@ -108,10 +108,7 @@ ready_init
 start_bg threads "$T/threads" 2 30
 wait_ready 1
 tgt=$XP_READY_PID
-tid=""
-for t in /proc/"$tgt"/task/*; do
-	[[ ${t##*/} != "$tgt" ]] && tid=${t##*/} && break
-done
+tid=$(other_thread "$tgt")
 refused 1 "attach to thread id $tid" attach -p "$tid" -o tid.data
 assert_file_matches "thread id: says so" "$XP_ERR" "it is a thread id, not a process id"
 # untraced TID...: "ok" if no thread is stopped (t, T) or traced, else what is wrong.

@@ -38,10 +38,7 @@ assert_files_equal "record of a missing command: output unchanged" keep.orig kee
 ready_init
 start_bg threads "$T/threads" 2 30
 wait_ready 1
-tid=""
-for t in /proc/"$XP_READY_PID"/task/*; do
-	[[ ${t##*/} != "$XP_READY_PID" ]] && tid=${t##*/} && break
-done
+tid=$(other_thread "$XP_READY_PID")
 expect_exit 1 "$XPROF" attach -p "$tid" -o keep.data
 assert_file_matches "attach to a thread id fails" "$XP_ERR" "it is a thread id"
 assert_files_equal "failed attach: output unchanged" keep.orig keep.data

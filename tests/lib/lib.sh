@@ -400,6 +400,18 @@ task_field() {
 	awk -v n="$3" '{ print $(n - 2) }' <<<"$stat"
 }
 
+# other_thread PID: a thread id of process PID other than PID itself
+# (nothing when it has one thread).
+other_thread() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		if [[ ${t##*/} != "$1" ]]; then
+			printf '%s\n' "${t##*/}"
+			return 0
+		fi
+	done
+}
+
 # task_cpu PID TID: user + system clock ticks of a thread.
 task_cpu() {
 	echo $(($(task_field "$1" "$2" 14) + $(task_field "$1" "$2" 15)))
