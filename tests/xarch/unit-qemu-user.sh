@@ -4,8 +4,8 @@
 # unit-qemu-user.sh ARCH... - the unit tests (tests/unit/ and the fuzz
 # replays: ctest -L unit) of the ARCH cross build (aarch64, riscv64), run
 # on this host under qemu-user; all but those labelled "live", which trace
-# or read another process, as qemu-user cannot.  The integration checks
-# need a whole guest (tests/xarch/run.sh).
+# a process or read one through /proc or process_vm_readv, as qemu-user
+# cannot.  The integration checks need a whole guest (tests/xarch/run.sh).
 #
 # Cross-builds into build-ARCH/ (cmake/toolchain-ARCH.cmake, -Werror) with
 # CMAKE_CROSSCOMPILING_EMULATOR set to "qemu-ARCH -L <sysroot>", so ctest
