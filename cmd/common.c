@@ -142,18 +142,37 @@ static const char *human_bytes(uint64_t b, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * What keeping the sampled files for the report cost (capture.h), as the
+ * end of the summary line.
+ */
+static const char *capture_summary(const struct capture_stats *c, char *buf, size_t len)
+{
+	char size[32];
+
+	if (c->disabled) {
+		snprintf(buf, len, "; sampled files not kept (XPROF_CACHE_DIR=off)");
+		return buf;
+	}
+	snprintf(buf, len, "; kept %llu new of %llu sampled files (%s) in %.1f ms%s",
+		 (unsigned long long)c->saved, (unsigned long long)c->modules,
+		 human_bytes(c->bytes, size, sizeof(size)), (double)c->ns / 1e6,
+		 c->no_id ? ", not those without a build-id" : "");
+	return buf;
+}
+
 void common_print_summary(const struct sampler_opts *o, const struct sampler_stats *st,
 			  const struct tracer *t, const char *output, uint64_t bytes)
 {
 	double secs = (double)st->duration_ns / 1e9;
-	char size[32];
+	char size[32], capture[160];
 
 	if (xp_quiet)
 		return;
 	fprintf(stderr,
 		"xprof: %llu samples in %.2f s (%.1f/s, %llu Hz requested per thread, "
 		"%llu late ticks), %llu failed, %llu threads in %llu processes; "
-		"stop p50 %.1f us, p99 %.1f us (held %.1f / %.1f us); wrote '%s' (%s)\n",
+		"stop p50 %.1f us, p99 %.1f us (held %.1f / %.1f us); wrote '%s' (%s)%s\n",
 		(unsigned long long)st->samples, secs, secs > 0 ? (double)st->samples / secs : 0.0,
 		(unsigned long long)o->freq_hz, (unsigned long long)st->late_ticks,
 		(unsigned long long)st->failed, (unsigned long long)t->threads_seen,
@@ -162,7 +181,8 @@ void common_print_summary(const struct sampler_opts *o, const struct sampler_sta
 		(double)schedule_hist_percentile(st->stop_hist, st->stop_ns_max, 99) / 1e3,
 		(double)schedule_hist_percentile(st->held_hist, st->held_ns_max, 50) / 1e3,
 		(double)schedule_hist_percentile(st->held_hist, st->held_ns_max, 99) / 1e3, output,
-		human_bytes(bytes, size, sizeof(size)));
+		human_bytes(bytes, size, sizeof(size)),
+		capture_summary(&st->capture, capture, sizeof(capture)));
 }
 
 static int read_int_file(const char *path, int *out)
@@ -265,6 +285,61 @@ int common_check_target(pid_t pid, const char *what)
 	return 0;
 }
 
+/* The value of field @name ("Seccomp:") of /proc/self/status, or -1. */
+static long long self_status(const char *name, int base)
+{
+	char line[256];
+	long long v = -1;
+	size_t len = strlen(name);
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len)) {
+			v = strtoll(line + len, NULL, base);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * Hints for a ptrace refused by what confines xprof itself, as a container
+ * does: a seccomp filter (Docker's default profile without CAP_SYS_PTRACE),
+ * or a user namespace, whose capabilities reach only its own processes.
+ * Whether one was given.
+ */
+static bool explain_container(void)
+{
+	long long cap = self_status("CapEff:", 16);
+	bool has_ptrace_cap = cap >= 0 && (cap >> 19 & 1); /* CAP_SYS_PTRACE */
+	unsigned long inner, outer, count;
+	FILE *f;
+	int n = 0;
+
+	if (self_status("Seccomp:", 10) == 2 && (has_ptrace_cap || geteuid() != 0)) {
+		xp_hint("a seccomp filter confines xprof (Seccomp: 2 in /proc/self/status) and "
+			"may deny ptrace: in a container, allow ptrace and process_vm_readv in its "
+			"seccomp profile (docker run --cap-add=SYS_PTRACE, or "
+			"--security-opt seccomp=<profile>)");
+		return true;
+	}
+	f = fopen("/proc/self/uid_map", "re");
+	if (f) {
+		n = fscanf(f, "%lu %lu %lu", &inner, &outer, &count);
+		fclose(f);
+	}
+	if (n == 3 && !(inner == 0 && outer == 0 && count == 4294967295ul) && has_ptrace_cap) {
+		xp_hint("xprof runs in a user namespace (uid %lu is %lu outside): its capabilities "
+			"reach only the processes of that namespace; run xprof where the target "
+			"was started, or on the host",
+			inner, outer);
+		return true;
+	}
+	return false;
+}
+
 int common_explain_trace_error(int err, pid_t pid, const char *what)
 {
 	char comm[64];
@@ -293,6 +368,8 @@ int common_explain_trace_error(int err, pid_t pid, const char *what)
 		xp_hint("use 'xprof record -- <command>', run as root, or grant CAP_SYS_PTRACE");
 		return -1;
 	}
+	if (explain_container())
+		return -1;
 	if (geteuid() == 0)
 		xp_hint("root without CAP_SYS_PTRACE: in a container, add it "
 			"(docker run --cap-add=SYS_PTRACE ...)");

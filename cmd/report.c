@@ -9,6 +9,7 @@
  */
 #include "cmd.h"
 #include "aggregate.h"
+#include "capture.h"
 #include "err.h"
 #include "opt.h"
 #include "out.h"
@@ -333,9 +334,13 @@ static struct symbolizer *new_symbolizer(const struct report_opts *opts, const s
 	    .nr_debug_dirs = opts->debug_dirs.nr,
 	    .syscall_name = arch ? arch->syscall_name : NULL,
 	};
-	struct symbolizer *s = symbolizer_new(&so);
+	char cache[PATH_MAX];
+	struct symbolizer *s;
 	size_t i;
 
+	if (!capture_cache_dir(cache, sizeof(cache)))
+		so.cache_dir = cache;
+	s = symbolizer_new(&so);
 	for (i = 0; i < p->nr_jitsyms; i++)
 		symbolizer_add_jit(s, p->jitsyms[i].pid, p->jitsyms[i].start, p->jitsyms[i].size,
 				   p->jitsyms[i].name);
@@ -542,6 +547,13 @@ void report_write_header(const struct profile *p, FILE *out)
 		put_text(p->metas[i].value, out);
 	}
 	fprintf(out, "\n# samples : %zu\n", p->nr_samples);
+	/* Pids are the host's everywhere; say which a process knew itself by, when another. */
+	for (i = 0; i < p->nr_procs; i++)
+		if (p->procs[i].nspid && p->procs[i].nspid != p->procs[i].pid &&
+		    (!i || p->procs[i - 1].pid != p->procs[i].pid ||
+		     p->procs[i - 1].nspid != p->procs[i].nspid))
+			fprintf(out, "# pid %d : pid %d in its own pid namespace\n",
+				(int)p->procs[i].pid, (int)p->procs[i].nspid);
 	/* A later record of a name supersedes an earlier one; print in file order. */
 	for (i = 0; i < p->nr_stats; i++)
 		order[i] = i;

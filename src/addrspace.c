@@ -10,6 +10,7 @@
 #include "addrspace.h"
 #include "module.h"
 #include "err.h"
+#include "targetfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -218,7 +219,7 @@ int addrspace_load_text(struct addrspace *as, const char *text)
 			m->reported = as->maps[j].reported;
 			m->mod = as->maps[j].mod;
 		} else if (m->prot & XP_PROT_EXEC) {
-			m->mod = module_cache_get(as->mc, m, as->pid);
+			m->mod = module_cache_get(as->mc, m, as->pid, as->root);
 		}
 	}
 	maps_free(as->maps, as->nr);
@@ -229,6 +230,15 @@ int addrspace_load_text(struct addrspace *as, const char *text)
 	return 0;
 }
 
+void addrspace_find_fs(struct addrspace *as)
+{
+	if (as->fs_known || as->pid <= 0)
+		return;
+	as->fs_known = true;
+	as->root = targetfs_root_of(module_cache_fs(as->mc), as->pid);
+	as->nspid = targetfs_nspid(as->pid);
+}
+
 int addrspace_load(struct addrspace *as)
 {
 	char file[64], *buf = NULL;
@@ -237,6 +247,7 @@ int addrspace_load(struct addrspace *as)
 	ssize_t n;
 	int fd, ret;
 
+	addrspace_find_fs(as);
 	snprintf(file, sizeof(file), "/proc/%d/maps", (int)as->pid);
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -53,12 +53,25 @@ struct addrspace {
 	size_t nr, alloc;
 	uint64_t loads;        /* times /proc/PID/maps was read */
 	struct module_cache *mc; /* borrowed */
+	/*
+	 * How the process sees files and itself (targetfs.h), found by the
+	 * first addrspace_load: its root (NULL: ours; owned by the module
+	 * cache) and its innermost pid (0: unknown).
+	 */
+	bool fs_known;
+	const struct targetfs_root *root;
+	pid_t nspid;
 };
 
 void addrspace_init(struct addrspace *as, pid_t pid, struct module_cache *mc);
 void addrspace_release(struct addrspace *as);
 /*
- * (Re)read /proc/PID/maps.  Mappings identical to a known one keep their
+ * Find the process's root and NSpid (fs_known, root, nspid), once; the
+ * process must still live.
+ */
+void addrspace_find_fs(struct addrspace *as);
+/*
+ * (Re)read /proc/PID/maps (after addrspace_find_fs).  Mappings identical to a known one keep their
  * 'reported' flag, so only new ones are written out again.  0 or -errno.
  */
 int addrspace_load(struct addrspace *as);

@@ -325,12 +325,18 @@ static uint8_t *rec_begin(struct df_writer *w, uint32_t type, uint64_t payload_l
 int df_write_process(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
 		     const char *comm, const char *exe)
 {
+	return df_write_process_ns(w, t, pid, ppid, flags, comm, exe, 0);
+}
+
+int df_write_process_ns(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
+			const char *comm, const char *exe, pid_t nspid)
+{
 	size_t lc = str_len(comm), le = str_len(exe);
 	uint8_t *p;
 
 	if (w->failed)
 		return -1;
-	p = rec_begin(w, DF_REC_PROCESS, 8 + 4 + 4 + 4 + 4 + (uint64_t)lc + 4 + le);
+	p = rec_begin(w, DF_REC_PROCESS, 8 + 4 + 4 + 4 + 4 + (uint64_t)lc + 4 + le + 4);
 	if (!p)
 		return -1;
 	put_u64(&p, t);
@@ -339,6 +345,7 @@ int df_write_process(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uin
 	put_u32(&p, flags);
 	put_str(&p, comm, lc);
 	put_str(&p, exe, le);
+	put_u32(&p, (uint32_t)nspid);
 	return 0;
 }
 

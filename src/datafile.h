@@ -72,6 +72,12 @@ struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t 
 /* Times (@t) are ns since the start of recording, CLOCK_MONOTONIC based. */
 int df_write_process(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
 		     const char *comm, const char *exe);
+/*
+ * The same, with the pid the process sees for itself in its own pid
+ * namespace (@nspid; 0: unknown).  df_write_process writes 0.
+ */
+int df_write_process_ns(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
+			const char *comm, const char *exe, pid_t nspid);
 int df_write_thread(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, const char *comm);
 /* @end > @start; @build_id_len <= DF_BUILD_ID_MAX (0: none known).  @prot is XP_PROT_*. */
 int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,

@@ -12,6 +12,7 @@
 #include "addrspace.h"
 #include "datafile.h"
 #include "err.h"
+#include "targetfs.h"
 #include "hash.h"
 #include "stacktab.h"
 
@@ -244,6 +245,7 @@ struct jit_dbg {
 struct collect {
 	pid_t pid;
 	uid_t target_uid;
+	const struct targetfs_root *root; /* the process's root (targetfs.h); NULL: ours */
 	struct jit_entry *e;
 	size_t nr;
 	unsigned long alloc;
@@ -292,9 +294,10 @@ static int open_side_file(const struct collect *c, const char *path)
 	struct stat st;
 	int fd;
 
-	/* O_NONBLOCK: a FIFO planted under the name must not block us. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	/* As the process sees it; O_NONBLOCK: a FIFO planted under the name must not block us. */
+	fd = targetfs_open(c->root, path, O_RDONLY | O_NOFOLLOW);
 	if (fd < 0) {
+		errno = -fd;
 		if (errno == ELOOP)
 			xp_warn("ignoring '%s': it is a symbolic link", path);
 		else if (errno != ENOENT)
@@ -538,48 +541,6 @@ out:
 
 /* ---- the collector: which entries name sampled pcs ----------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The distinct addresses to look up for the frames in @t, sorted. */
-static uint64_t *sampled_pcs(const struct stacktab *t, size_t *nr)
-{
-	uint64_t *pcs = xp_malloc((t->pool_nr ? t->pool_nr : 1) * sizeof(*pcs));
-	size_t i, n = 0, k;
-
-	for (i = 0; i < t->pool_nr; i++) {
-		if (t->flags[i] & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED))
-			continue;
-		pcs[n++] = xp_lookup_pc(t->pcs[i], t->flags[i]);
-	}
-	qsort(pcs, n, sizeof(*pcs), cmp_u64);
-	for (i = 0, k = 0; i < n; i++)
-		if (!k || pcs[k - 1] != pcs[i])
-			pcs[k++] = pcs[i];
-	*nr = k;
-	return pcs;
-}
-
-/* Index of the first pc >= @addr. */
-static size_t lower_bound(const uint64_t *pcs, size_t nr, uint64_t addr)
-{
-	size_t lo = 0, hi = nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pcs[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Union-find "next unassigned pc at or after i" (with path halving). */
 static size_t next_free(size_t *next, size_t i)
 {
@@ -635,7 +596,7 @@ static bool line_of(const struct jit_entry *e, const struct jit_dbg *d, uint64_t
 static int write_entries(struct collect *c, struct df_writer *w, const struct stacktab *stacks)
 {
 	size_t nr_pcs, i, j, *next, *owner, written = 0;
-	uint64_t *pcs = sampled_pcs(stacks, &nr_pcs);
+	uint64_t *pcs = stacktab_sorted_pcs(stacks, &nr_pcs);
 	bool *wins;
 	int ret = 0;
 
@@ -648,7 +609,7 @@ static int write_entries(struct collect *c, struct df_writer *w, const struct st
 	for (i = c->nr; i-- > 0;) {
 		const struct jit_entry *e = &c->e[i];
 
-		for (j = next_free(next, lower_bound(pcs, nr_pcs, e->start));
+		for (j = next_free(next, stacktab_lower_bound(pcs, nr_pcs, e->start));
 		     j < nr_pcs && pcs[j] < e->end; j = next_free(next, j)) {
 			owner[j] = i;
 			wins[i] = true;
@@ -666,8 +627,8 @@ static int write_entries(struct collect *c, struct df_writer *w, const struct st
 		if (!e->dbg)
 			continue;
 		/* One JITLINE per distinct line range holding a pc of this entry. */
-		for (j = lower_bound(pcs, nr_pcs, e->start); j < nr_pcs && pcs[j] < e->end && !ret;
-		     j++) {
+		for (j = stacktab_lower_bound(pcs, nr_pcs, e->start);
+		     j < nr_pcs && pcs[j] < e->end && !ret; j++) {
 			struct line_range lr;
 			char *file;
 
@@ -700,10 +661,12 @@ static void collect_release(struct collect *c)
 	free(c->dbgs);
 }
 
-int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
-			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks)
+/* jitmap_collect_files, with the files under @root (NULL: ours). */
+static int collect_files(struct df_writer *w, pid_t pid, const struct targetfs_root *root,
+			 const char *perfmap, const char *const *dumps, size_t nr_dumps,
+			 const struct stacktab *stacks)
 {
-	struct collect c = {.pid = pid, .target_uid = geteuid()};
+	struct collect c = {.pid = pid, .target_uid = geteuid(), .root = root};
 	char proc[32];
 	struct stat st;
 	size_t i;
@@ -723,6 +686,12 @@ int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
 	return ret;
 }
 
+int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
+			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks)
+{
+	return collect_files(w, pid, NULL, perfmap, dumps, nr_dumps, stacks);
+}
+
 /* Whether mapped file @path is this process's jitdump: ".../jit-<pid>.dump". */
 static bool is_jitdump(const char *path, pid_t pid)
 {
@@ -737,21 +706,26 @@ int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
 		   const struct stacktab *stacks)
 {
 	const char **dumps = xp_calloc(as->nr ? as->nr : 1, sizeof(*dumps));
+	/* The JIT names its files with the pid it sees, in its own pid namespace. */
+	pid_t own = as->nspid > 0 ? as->nspid : pid;
 	char perfmap[64];
 	size_t i, j, n = 0;
 	int ret;
 
-	snprintf(perfmap, sizeof(perfmap), "/tmp/perf-%d.map", (int)pid);
+	snprintf(perfmap, sizeof(perfmap), "/tmp/perf-%d.map", (int)own);
 	/* A JIT maps its dump once, but a mapping may show up split in pieces. */
 	for (i = 0; i < as->nr; i++) {
-		if (!is_jitdump(as->maps[i].path, pid))
+		if (!is_jitdump(as->maps[i].path, own))
 			continue;
 		for (j = 0; j < n && strcmp(dumps[j], as->maps[i].path); j++)
 			;
 		if (j == n)
 			dumps[n++] = as->maps[i].path;
 	}
-	ret = jitmap_collect_files(w, pid, perfmap, dumps, n, stacks);
+	if (own != pid || as->root)
+		xp_debug(1, "pid %d: JIT files as pid %d sees them, under %s", (int)pid, (int)own,
+			 as->root ? "its own root" : "our root");
+	ret = collect_files(w, pid, as->root, perfmap, dumps, n, stacks);
 	free(dumps);
 	return ret;
 }

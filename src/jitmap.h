@@ -131,9 +131,12 @@ int jitdump_next_debug_entry(const uint8_t **p, const uint8_t *end, struct jitdu
 
 /*
  * Copy to @w the JIT symbols (and jitdump source lines) of process @pid
- * that cover a pc in @stacks.  Reads /tmp/perf-@pid.map and each
- * jit-@pid.dump found among the mappings of @as (the process's last known
- * address space: it may have exited).  A file that is not a regular file,
+ * that cover a pc in @stacks.  Reads /tmp/perf-N.map and each jit-N.dump
+ * found among the mappings of @as (the process's last known address
+ * space: it may have exited), N being the pid the process sees
+ * (@as->nspid, else @pid), as the process sees them: under its root
+ * (@as->root, kept open, so a process gone still has its files found while
+ * its mount namespace lives on).  A file that is not a regular file,
  * or is owned by neither root nor the target's user (xprof's own, or the
  * owner of /proc/@pid while it exists: ptrace needs them to be the same
  * unless xprof is privileged), is ignored with one warning, as perf does.

@@ -13,6 +13,7 @@
 #include "module.h"
 #include "addrspace.h"
 #include "err.h"
+#include "targetfs.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -66,16 +67,26 @@ struct module {
 	size_t nr_syms;
 	struct module_range plts[MODULE_MAX_PLT]; /* PLT sections, found with the symbols */
 	size_t nr_plts;
+	bool marked; /* module_mark: the capture has it in its list */
 };
 
 struct module_cache {
 	struct module *head;
+	struct targetfs *fs;
 };
 
 struct module_cache *module_cache_new(void)
 {
+	struct module_cache *mc = xp_calloc(1, sizeof(struct module_cache));
+
 	elf_version(EV_CURRENT);
-	return xp_calloc(1, sizeof(struct module_cache));
+	mc->fs = targetfs_new();
+	return mc;
+}
+
+struct targetfs *module_cache_fs(struct module_cache *mc)
+{
+	return mc ? mc->fs : NULL;
 }
 
 static void module_free(struct module *mod)
@@ -103,6 +114,7 @@ void module_cache_free(struct module_cache *mc)
 		next = mod->next;
 		module_free(mod);
 	}
+	targetfs_free(mc->fs);
 	free(mc);
 }
 
@@ -191,13 +203,11 @@ bad:
 	return -EINVAL;
 }
 
-static int module_open_elf(struct module *mod, const char *file)
+/* Open the ELF file on @fd (a regular file: targetfs checked), and close @fd. */
+static int module_open_elf(struct module *mod, int fd)
 {
-	/* A path from /proc/PID/maps: a FIFO put in its place must not hang us, target stopped. */
-	int fd = xp_open_regular(file);
-
 	if (fd < 0)
-		return -errno;
+		return fd;
 	mod->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	/* The whole file is mapped now: libelf no longer needs the descriptor. */
 	if (mod->elf)
@@ -237,19 +247,12 @@ static int module_open_vdso(struct module *mod, const struct xp_map *m, pid_t pi
 	return module_init_elf(mod);
 }
 
-static bool path_is_deleted(const char *path)
-{
-	static const char suffix[] = " (deleted)";
-	size_t len = strlen(path);
-
-	return len >= sizeof(suffix) - 1 && !strcmp(path + len - (sizeof(suffix) - 1), suffix);
-}
-
-struct module *module_cache_get(struct module_cache *mc, const struct xp_map *m, pid_t pid)
+struct module *module_cache_get(struct module_cache *mc, const struct xp_map *m, pid_t pid,
+				const struct targetfs_root *root)
 {
 	bool vdso = m->path && !strcmp(m->path, "[vdso]");
 	struct module *mod;
-	char file[96];
+	const char *how = NULL;
 
 	if (!mc || !m->path || (m->path[0] != '/' && !vdso))
 		return NULL;
@@ -268,16 +271,34 @@ struct module *module_cache_get(struct module_cache *mc, const struct xp_map *m,
 			module_free(mod);
 			return NULL;
 		}
-	} else if (!path_is_deleted(m->path)) {
-		module_open_elf(mod, m->path);
-	} else if (pid > 0) {
-		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", (int)pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		module_open_elf(mod, file);
+	} else {
+		/* As the process sees it: its mount namespace, or a file deleted since. */
+		module_open_elf(mod, targetfs_open_mapped(pid, root, m, &how));
+		xp_debug(2, "pid %d: '%s' %s%s", (int)pid, m->path, mod->elf ? "opened by " : "",
+			 mod->elf ? how : "cannot be opened");
 	}
 	mod->next = mc->head;
 	mc->head = mod;
 	return mod->elf ? mod : NULL;
+}
+
+bool module_mark(struct module *mod)
+{
+	bool was = mod->marked;
+
+	mod->marked = true;
+	return !was;
+}
+
+bool module_is_vdso(const struct module *mod)
+{
+	return mod->mem != NULL;
+}
+
+size_t module_image(const struct module *mod, const uint8_t **image)
+{
+	*image = mod->image;
+	return mod->image_len;
 }
 
 const char *module_path(const struct module *mod)

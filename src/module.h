@@ -21,17 +21,38 @@
 
 struct module;
 struct module_cache;
+struct targetfs;
+struct targetfs_root;
 struct xp_map;
 
 /*
  * The module mapped by @m (a file mapping, or the vDSO), opened on first
  * use and cached by (device, inode, path).  NULL for anonymous and other
  * special mappings, files that cannot be opened and files that are not ELF
- * (the failure is cached too).  A deleted file is opened through
- * /proc/@pid/map_files; the vDSO is read from process @pid (no pid: NULL,
- * not cached).
+ * (the failure is cached too).  The file is opened as process @pid sees it
+ * (targetfs_open_mapped: its map_files entry, else the path under @root,
+ * NULL for ours), so a file of another mount namespace, or deleted since,
+ * is the one mapped; the vDSO is read from process @pid (no pid: NULL, not
+ * cached).
  */
-struct module *module_cache_get(struct module_cache *mc, const struct xp_map *m, pid_t pid);
+struct module *module_cache_get(struct module_cache *mc, const struct xp_map *m, pid_t pid,
+				const struct targetfs_root *root);
+
+/* The cache's roots of traced processes (targetfs.h); NULL for a NULL cache. */
+struct targetfs *module_cache_fs(struct module_cache *mc);
+
+/*
+ * Mark the module (for the capture, capture.h): true the first time,
+ * false when it was marked already.
+ */
+bool module_mark(struct module *mod);
+/* Whether the module is the kernel's [vdso], read from memory. */
+bool module_is_vdso(const struct module *mod);
+/*
+ * The whole file as opened (mapped): *@image and its length.  It stays
+ * what it was when opened even if the file is replaced or deleted since.
+ */
+size_t module_image(const struct module *mod, const uint8_t **image);
 
 /* The module's path as opened, and its ELF header fields. */
 const char *module_path(const struct module *mod);

@@ -122,6 +122,11 @@ static bool cur_take(struct cur *c, size_t n, const uint8_t **out)
 	return true;
 }
 
+static size_t cur_left(const struct cur *c)
+{
+	return (size_t)(c->end - c->p);
+}
+
 static uint64_t get_le(struct cur *c, size_t n)
 {
 	const uint8_t *b;
@@ -199,6 +204,9 @@ static int parse_process(struct rd *r, struct cur *c)
 	pr.flags = get_u32(c);
 	pr.comm = get_str(c);
 	pr.exe = get_str(c);
+	/* Added in a minor revision: older files end before it (unknown). */
+	if (!c->bad && cur_left(c) >= 4)
+		pr.nspid = get_pid(c);
 	if (c->bad) {
 		free(pr.comm);
 		free(pr.exe);

@@ -33,6 +33,7 @@ struct profile_process {
 	pid_t pid, ppid;
 	uint32_t flags; /* enum df_process_flags */
 	char *comm, *exe;
+	pid_t nspid; /* the pid in its own pid namespace; 0: not recorded */
 };
 
 struct profile_thread {

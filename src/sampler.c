@@ -604,6 +604,9 @@ static int finish(struct sampler *s)
 			smp_collect_jit(s, t->procs[i]->pid);
 	if (tracer_detach_all(t))
 		xp_warn("could not detach cleanly from every thread");
+	for (i = 0; i < t->nprocs; i++)
+		capture_note(&s->cap, &smp_proc_of(s, t->procs[i])->as, &s->stacks);
+	capture_save(&s->cap, &s->st->capture);
 	smp_write_stats(s);
 	if (!s->write_failed)
 		smp_check_write(s, df_writer_flush(s->w));
@@ -628,6 +631,7 @@ static void release(struct sampler *s)
 	free(s->pcs);
 	free(s->flags);
 	stacktab_release(&s->stacks);
+	capture_release(&s->cap);
 	unwinder_free(s->unw);
 	module_cache_free(s->mc);
 	if (s->sigfd >= 0)
@@ -655,6 +659,7 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	s.mc = module_cache_new();
 	ctl_place_init(&s.place);
 	stacktab_init(&s.stacks);
+	capture_init(&s.cap);
 	t->hooks = (struct tracer_hooks){&s, smp_thread_free, smp_proc_free};
 	if (!setup_fds(&s)) {
 		start(&s);

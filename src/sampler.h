@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture.h"
 #include "schedule.h"
 #include "unwind.h"
 
@@ -92,6 +93,7 @@ struct sampler_stats {
 	bool poll_idle;		  /* idle CPUs were kept polling */
 	unsigned int rt_priority; /* the real-time priority the controller ran at, 0: none */
 	int end_signal;		  /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
+	struct capture_stats capture; /* the files kept for the report, at the end */
 	enum sampler_end end;
 };
 

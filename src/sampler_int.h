@@ -11,6 +11,7 @@
 
 #include "sampler.h"
 #include "addrspace.h"
+#include "capture.h"
 #include "cputime.h"
 #include "ctl.h"
 #include "stackcopy.h"
@@ -79,6 +80,7 @@ struct sampler {
 	const struct xp_arch *arch;
 	struct unwinder *unw;
 	struct stacktab stacks;
+	struct capture cap; /* files of sampled mappings, kept for the report */
 	struct module_cache *mc;
 	struct raw_sample *q;
 	unsigned long nq, qalloc;

@@ -166,8 +166,12 @@ void smp_report_process(struct sampler *s, struct xp_process *p, uint32_t flags,
 {
 	char exe[PATH_MAX];
 
+	struct addrspace *as = &smp_proc_of(s, p)->as;
+
 	procfs_exe(p->pid, exe, sizeof(exe));
-	smp_check_write(s, df_write_process(s->w, t, p->pid, p->ppid, flags, p->comm, exe));
+	addrspace_find_fs(as); /* the pid the process sees: as->nspid */
+	smp_check_write(
+	    s, df_write_process_ns(s->w, t, p->pid, p->ppid, flags, p->comm, exe, as->nspid));
 	smp_proc_of(s, p)->reported = true;
 	load_maps(s, p, t);
 }
@@ -422,6 +426,7 @@ void smp_drain_old_image(struct sampler *s, struct xp_process *p)
 	p->exited = true;
 	smp_drain_queue(s);
 	p->exited = exited;
+	capture_note(&s->cap, &smp_proc_of(s, p)->as, &s->stacks);
 }
 
 void smp_write_stats(struct sampler *s)
@@ -460,6 +465,9 @@ void smp_write_stats(struct sampler *s)
 	    {"frames_fp", us->frames_fp},
 	    {"frames_cfi", us->frames_cfi},
 	    {"unwind_truncated", us->truncated},
+	    {"capture_modules", st->capture.modules},
+	    {"capture_bytes", st->capture.bytes},
+	    {"capture_ns", st->capture.ns},
 	};
 	size_t i;
 

@@ -5,6 +5,7 @@
  */
 #include "stacktab.h"
 #include "err.h"
+#include "dataformat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -83,4 +84,45 @@ uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t 
 	t->used++;
 	*is_new = true;
 	return t->slots[j].id;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+uint64_t *stacktab_sorted_pcs(const struct stacktab *t, size_t *nr)
+{
+	uint64_t *pcs = xp_malloc((t->pool_nr ? t->pool_nr : 1) * sizeof(*pcs));
+	size_t i, n = 0, k;
+
+	for (i = 0; i < t->pool_nr; i++) {
+		if (t->flags[i] & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED))
+			continue;
+		pcs[n++] = xp_lookup_pc(t->pcs[i], t->flags[i]);
+	}
+	if (n > 1)
+		qsort(pcs, n, sizeof(*pcs), cmp_u64);
+	for (i = 0, k = 0; i < n; i++)
+		if (!k || pcs[k - 1] != pcs[i])
+			pcs[k++] = pcs[i];
+	*nr = k;
+	return pcs;
+}
+
+size_t stacktab_lower_bound(const uint64_t *pcs, size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pcs[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }

@@ -9,6 +9,7 @@
 #define XPROF_SRC_STACKTAB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct stacktab_entry {
@@ -35,5 +36,14 @@ void stacktab_release(struct stacktab *t);
  */
 uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t *flags, uint32_t nr,
 			 bool *is_new);
+
+/*
+ * The distinct addresses to look up for the frames of every stack (the
+ * pc-1 rule applied; system call and truncation markers left out), sorted,
+ * in a new array of *@nr entries (free it).
+ */
+uint64_t *stacktab_sorted_pcs(const struct stacktab *t, size_t *nr);
+/* Index of the first of the sorted @pcs that is >= @addr (@nr if none). */
+size_t stacktab_lower_bound(const uint64_t *pcs, size_t nr, uint64_t addr);
 
 #endif

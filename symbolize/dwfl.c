@@ -115,6 +115,7 @@ struct symbolizer {
 	bool lines, no_inline, no_demangle;
 	const char *(*syscall_name)(unsigned int nr);
 	char *debuginfo_path; /* libdwfl syntax: ":.debug:<dirs>:/usr/lib/debug" */
+	char *cache_dir;      /* sym_opts.cache_dir, or NULL */
 	char **roots;	      /* absolute debug directories, /usr/lib/debug last */
 	size_t nr_roots;
 	Dwfl_Callbacks cb; /* must outlive every Dwfl: libdwfl keeps a pointer */
@@ -177,6 +178,53 @@ static void set_debug_dirs(struct symbolizer *s, const char *const *dirs, size_t
 	}
 }
 
+static int open_regular(const char *path);
+static void hex(char *out, size_t outlen, const uint8_t *b, size_t n);
+
+/*
+ * The path of @what ("elf", "debug") of build-id @id in the recorder's
+ * cache, into @buf.  false when there is no cache or no build-id.
+ */
+static bool cache_path(const struct symbolizer *s, const uint8_t *id, size_t idlen,
+		       const char *what, char *buf, size_t len)
+{
+	char idhex[2 * SYM_BUILD_ID_MAX + 1];
+
+	if (!s->cache_dir || !idlen || idlen > SYM_BUILD_ID_MAX)
+		return false;
+	hex(idhex, sizeof(idhex), id, idlen);
+	return (size_t)snprintf(buf, len, "%s/buildid/%s/%s", s->cache_dir, idhex, what) < len;
+}
+
+/*
+ * libdwfl's standard search for separate debuginfo (build-id, then
+ * .gnu_debuglink, in the debug directories), then the copy the recorder
+ * kept.  The symbolizer is the module's user data (report_elf).
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct symbolizer *s = *userdata;
+	const unsigned char *bits;
+	char path[PATH_MAX];
+	GElf_Addr id_vaddr;
+	int fd, n;
+
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 || !s)
+		return fd;
+	n = dwfl_module_build_id(mod, &bits, &id_vaddr);
+	if (n <= 0 || !cache_path(s, bits, (size_t)n, "debug", path, sizeof(path)))
+		return -1;
+	fd = open_regular(path);
+	if (fd < 0)
+		return -1;
+	*debuginfo_file_name = xp_strdup(path);
+	return fd;
+}
+
 struct symbolizer *symbolizer_new(const struct sym_opts *opts)
 {
 	struct symbolizer *s = xp_calloc(1, sizeof(*s));
@@ -191,8 +239,10 @@ struct symbolizer *symbolizer_new(const struct sym_opts *opts)
 		set_debug_dirs(s, opts->debug_dirs, opts->nr_debug_dirs);
 	else
 		set_debug_dirs(s, NULL, 0);
+	if (opts && opts->cache_dir)
+		s->cache_dir = xp_strdup(opts->cache_dir);
 	s->cb.find_elf = dwfl_build_id_find_elf;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	s->truncated.kind = SYM_MARKER;
 	s->truncated.name = "[truncated]";
@@ -256,6 +306,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->mods);
 	free(s->mod_slots);
 	free(s->debuginfo_path);
+	free(s->cache_dir);
 	free(s);
 }
 
@@ -504,6 +555,8 @@ static const char *open_error(int err)
 static int report_elf(struct symbolizer *s, struct sym_module *m, int fd, const char *file,
 		      const char **why)
 {
+	void **userdata;
+
 	m->dwfl = dwfl_begin(&s->cb);
 	if (!m->dwfl) {
 		close(fd);
@@ -520,6 +573,9 @@ static int report_elf(struct symbolizer *s, struct sym_module *m, int fd, const 
 		sym_module_close(m);
 		return -1;
 	}
+	/* find_debuginfo's way back to the symbolizer. */
+	dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = s;
 	return 0;
 }
 
@@ -564,6 +620,49 @@ static int open_recorded_debuginfo(struct symbolizer *s, struct sym_module *m,
 	return -1;
 }
 
+/*
+ * Open the copy of the recorded file that the recorder kept (capture.h),
+ * in place of the file at the recorded path (gone, or another file now).
+ * Its name at @found.  0, or -1 when the cache holds no such file.
+ */
+static int open_cached(struct symbolizer *s, struct sym_module *m, char *found, size_t len)
+{
+	const unsigned char *bits;
+	const char *why;
+	int fd;
+
+	if (!cache_path(s, m->build_id, m->build_id_len, "elf", found, len))
+		return -1;
+	fd = open_regular(found);
+	if (fd < 0)
+		return -1;
+	/* Named by the recorded path: its .gnu_debuglink is looked for from there, as before. */
+	if (report_elf(s, m, fd, m->path, &why))
+		return -1;
+	if (file_build_id(m, &bits) != m->build_id_len ||
+	    memcmp(bits, m->build_id, m->build_id_len) || read_loads(m)) {
+		sym_module_close(m);
+		return -1;
+	}
+	return 0;
+}
+
+/* -v: where the module's symbols come from (the file, and its separate debuginfo). */
+static void say_source(struct sym_module *m, const char *from, const char *file)
+{
+	const char *debug = NULL;
+	Dwarf_Addr bias;
+
+	if (xp_verbosity < 1 || !m->mod)
+		return;
+	/* Loads the debuginfo now rather than at the first line looked up: the same files. */
+	dwfl_module_getdwarf(m->mod, &bias);
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+	xp_debug(1, "symbols of '%s': %s '%s'%s%s", m->path, from, file,
+		 debug && strcmp(debug, file) ? ", debuginfo " : "",
+		 debug && strcmp(debug, file) ? debug : "");
+}
+
 /* Open the file the first time the module is used; leave m->mod NULL if it cannot be used. */
 static void sym_module_open(struct symbolizer *s, struct sym_module *m, const struct sym_map *map)
 {
@@ -587,7 +686,9 @@ static void sym_module_open(struct symbolizer *s, struct sym_module *m, const st
 		if (report_elf(s, m, fd, "[vdso]", &why) || read_loads(m)) {
 			xp_warn("cannot read the recorded [vdso] image: %s", dwfl_errmsg(-1));
 			sym_module_close(m);
+			return;
 		}
+		say_source(m, "the data file's image", "[vdso]");
 		return;
 	}
 	/* "[vdso]" without an image, "[heap]", anonymous memory: nothing on disk to read. */
@@ -596,6 +697,10 @@ static void sym_module_open(struct symbolizer *s, struct sym_module *m, const st
 	fd = open_regular(m->path);
 	if (fd < 0) {
 		err = -fd;
+		if (!open_cached(s, m, debug, sizeof(debug))) {
+			say_source(m, "the recorder's copy", debug);
+			return;
+		}
 		if (!open_recorded_debuginfo(s, m, map, debug, sizeof(debug))) {
 			xp_debug(1, "'%s': %s; using '%s', the debuginfo of its recorded build-id",
 				 m->path, open_error(err), debug);
@@ -617,6 +722,10 @@ static void sym_module_open(struct symbolizer *s, struct sym_module *m, const st
 			hex(want, sizeof(want), m->build_id, m->build_id_len);
 			/* Never pair the new file's debuginfo with the old file's addresses. */
 			sym_module_close(m);
+			if (!open_cached(s, m, debug, sizeof(debug))) {
+				say_source(m, "the recorder's copy", debug);
+				return;
+			}
 			if (!open_recorded_debuginfo(s, m, map, debug, sizeof(debug))) {
 				xp_warn("'%s' has changed since it was recorded (build-id %s, "
 					"recorded %s); using '%s', the debuginfo of the recorded "
@@ -634,7 +743,9 @@ static void sym_module_open(struct symbolizer *s, struct sym_module *m, const st
 	if (read_loads(m)) {
 		xp_warn("cannot read the program headers of '%s': %s", m->path, elf_errmsg(-1));
 		sym_module_close(m);
+		return;
 	}
+	say_source(m, "the file", m->path);
 }
 
 /* ---- the result cache ---------------------------------------------------- */

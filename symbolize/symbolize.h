@@ -10,7 +10,9 @@
  * never yields wrong names; separate debuginfo is found by build-id
  * (<dir>/.build-id/xx/rest.debug) and .gnu_debuglink under the debug
  * directories, and when the file itself is gone or changed, the debuginfo
- * of the recorded build-id stands in for it.  Addresses outside file
+ * of the recorded build-id stands in for it, after the copy the recorder
+ * kept in its build-id cache.  With -v, each module says where its symbols
+ * came from.  Addresses outside file
  * mappings are looked up in the JIT symbols and [vdso] images the data
  * file carries.  Results are cached per (module, address).
  *
@@ -46,6 +48,13 @@ struct sym_opts {
 	 */
 	const char *const *debug_dirs;
 	size_t nr_debug_dirs;
+	/*
+	 * The recorder's build-id cache (src/capture.h), or NULL: where a
+	 * file that is missing, or is not the recorded one, is found as
+	 * <cache_dir>/buildid/<hex>/elf, and separate debuginfo that no
+	 * debug directory holds as <cache_dir>/buildid/<hex>/debug.
+	 */
+	const char *cache_dir;
 	/*
 	 * The name of system call @nr of the recorded architecture, or NULL
 	 * when unknown.  NULL: "[syscall] N" frames keep their number.

@@ -251,12 +251,12 @@ static int test_module_not_elf(void)
 	char text[] = "/etc/hostname", missing[] = "/nonexistent/xprof-test", anon[] = "";
 
 	m.path = text;
-	T_ASSERT(module_cache_get(mc, &m, 0) == NULL);
-	T_ASSERT(module_cache_get(mc, &m, 0) == NULL); /* negative entry, no crash */
+	T_ASSERT(module_cache_get(mc, &m, 0, NULL) == NULL);
+	T_ASSERT(module_cache_get(mc, &m, 0, NULL) == NULL); /* negative entry, no crash */
 	m.path = missing;
-	T_ASSERT(module_cache_get(mc, &m, 0) == NULL);
+	T_ASSERT(module_cache_get(mc, &m, 0, NULL) == NULL);
 	m.path = anon;
-	T_ASSERT(module_cache_get(mc, &m, 0) == NULL);
+	T_ASSERT(module_cache_get(mc, &m, 0, NULL) == NULL);
 	module_cache_free(mc);
 	module_cache_free(NULL);
 	return T_OK;

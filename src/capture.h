@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The capture: what a report needs from files that may vanish, kept while
+ * they exist.  A report names addresses after the run from the ELF files
+ * the recorded mappings name (and their separate debuginfo); those may be
+ * gone by then: a container's files, a binary replaced by an upgrade, a
+ * build directory cleaned, a report on another machine.  So, as perf keeps
+ * ~/.debug, the recorder keeps a copy of every file that holds a sampled
+ * address in a cache keyed by build-id:
+ *
+ *     <cache>/buildid/<hex build-id>/elf     the mapped file, byte for byte
+ *     <cache>/buildid/<hex build-id>/debug   its separate debuginfo, if found
+ *
+ * <cache> is $XPROF_CACHE_DIR, else $XDG_CACHE_HOME/xprof, else
+ * ~/.cache/xprof ("off" in XPROF_CACHE_DIR turns the capture off).  The
+ * copy of the mapped file is taken from the module (module.h), which has
+ * held the file mapped since it was first opened, so it is the very file
+ * that ran even if replaced or deleted since; a file already in the cache
+ * costs one stat.  Files without a build-id cannot be keyed and are not
+ * kept.  The report (symbolize/) looks in the cache when a file is missing
+ * or is not the one recorded.
+ *
+ * The sampler calls capture_note when the mappings of a process are about
+ * to be forgotten (exec) and for every process at the end, then
+ * capture_save once, after detaching (the targets do not wait for it).
+ * Not thread-safe.  Prints one warning when the cache cannot be written.
+ */
+#ifndef XPROF_SRC_CAPTURE_H
+#define XPROF_SRC_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct addrspace;
+struct stacktab;
+struct module;
+struct targetfs_root;
+
+struct capture_stats {
+	uint64_t modules; /* files holding a sampled address, with a build-id */
+	uint64_t saved;	  /* of which copied now (the others were in the cache) */
+	uint64_t bytes;	  /* bytes copied now (files and debuginfo) */
+	uint64_t ns;	  /* time capture_save took */
+	uint64_t no_id;	  /* files holding a sampled address that have no build-id */
+	int disabled;	  /* 1: XPROF_CACHE_DIR=off */
+};
+
+struct capture_item {
+	struct module *mod;
+	const struct targetfs_root *root; /* where to look for its debuginfo */
+};
+
+struct capture {
+	struct capture_item *items;
+	size_t nr;
+	unsigned long alloc;
+	uint64_t *pcs; /* sorted sampled pcs, for pcs_of stacks of pcs_pool entries */
+	size_t nr_pcs;
+	unsigned long pcs_pool;
+	uint64_t no_id;
+};
+
+void capture_init(struct capture *c);
+void capture_release(struct capture *c);
+
+/*
+ * Note the modules of @as's executable mappings that hold a pc of @stacks.
+ * Cheap when nothing new was sampled since the last call.
+ */
+void capture_note(struct capture *c, const struct addrspace *as, const struct stacktab *stacks);
+
+/*
+ * Copy the noted modules (and their debuginfo) into the cache, skipping
+ * what it holds already; fill @st.  0, or -1 when the cache cannot be
+ * written (one warning printed).
+ */
+int capture_save(struct capture *c, struct capture_stats *st);
+
+/*
+ * The cache directory into @buf (capture.h's rule).  0; -ENOENT when it is
+ * turned off or no home is known; -ENAMETOOLONG.
+ */
+int capture_cache_dir(char *buf, size_t len);
+
+#endif
