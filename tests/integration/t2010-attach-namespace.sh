@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# 'xprof attach' from the host to a program in a container: its own mount
+# and pid namespaces, a private tmpfs root holding the program, its
+# libraries under a directory the host does not have (/xplib) and the
+# loader (tests/lib/ns.sh).  The target is split-nofp (tests/targets/split.c:
+# a, b, c get 50/30/20% of the CPU, each through a frameless leaf, no frame
+# pointers anywhere), so the unwinder needs the CFI of files that exist only
+# inside the container.  After the profile the program ends and the
+# namespaces with it; the report runs when none of its files exists.
+#   - attach -p HOSTPID -d 3s: exit 0; the summary says what was kept for
+#     the report (the program and libc copied into the build-id cache,
+#     $XPROF_CACHE_DIR) and what it cost;
+#   - the report, with the container gone: shares within 4 points of
+#     50/30/20, main in >= 99% of the stacks, the frameless leaf's caller
+#     in >= 95% of the leaf's samples, and every frame named (no
+#     module+0xOFF, no bare address);
+#   - report -v says the program's and libc's symbols came from the
+#     recorder's copies; the data file records both pids, and report
+#     --header-only says which pid the process knew itself by.
+# shellcheck source=../lib/lib.sh
+. "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/ns.sh
+. "$XP_LIB/ns.sh"
+skip_unless_ptrace attach
+ns_skip_unless_root
+
+
+T=$XP_TARGETS/split-nofp
+
+ready_init
+ns_cmd "$T" 5
+start_bg split "${NS_CMD[@]}"
+wait_ready 1
+ns_host_pid split-nofp
+expect_exit 0 "$XPROF" attach -p "$NS_PID" -d 3s -o ns.data
+show_file "summary" "$XP_ERR"
+assert_file_matches "the summary says what the capture kept and cost" "$XP_ERR" \
+	'kept [0-9]+ new of [0-9]+ sampled files \([^)]*\) in [0-9.]+ ms'
+wait_bg split 0
+if [[ -e /proc/$NS_PID ]] || [[ -n $(ls -A "$XP_TMP/nsroot") ]]; then
+	fail "the container is not gone"
+fi
+
+say "## report with the container and its files gone"
+expect_exit 0 "$XPROF" -v report -i ns.data --folded -o ns.folded
+cp "$XP_ERR" report-v.err
+assert_folded_format ns.folded
+show_file "folded" ns.folded 8
+assert_samples_at_least "attach -d 3s" 600 ns.folded
+assert_share_at_least "main" 99 ns.folded frame:main
+assert_share_between "main;work;a" 46 54 ns.folded "chain:main;work;a"
+assert_share_between "main;work;b" 26 34 ns.folded "chain:main;work;b"
+assert_share_between "main;work;c" 16 24 ns.folded "chain:main;work;c"
+assert_share_at_least "frameless leaf's caller recovered" 95 ns.folded \
+	"tail:a|b|c;leaf" leaf:leaf
+assert_share_at_least "every frame named" 100 ns.folded \
+	'!frame:.*\+0x[0-9a-f]+|0x[0-9a-f]+'
+assert_file_matches "report -v: the program's symbols from the recorder's copy" \
+	report-v.err "symbols of '/bin/split-nofp': the recorder's copy '$XPROF_CACHE_DIR/buildid/"
+assert_file_matches "report -v: libc's symbols from the recorder's copy" \
+	report-v.err "symbols of '/xplib/libc[.]so[.]6': the recorder's copy"
+expect_exit 0 "$XPROF" report -i ns.data --header-only -o header.txt
+assert_file_matches "both pids recorded" header.txt \
+	"^# pid $NS_PID : pid $NS_INNER in its own pid namespace\$"
+finish
