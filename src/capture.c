@@ -160,7 +160,8 @@ static uint64_t now_ns(void)
  * (/usr/lib/debug/.build-id/xx/rest.debug under @root), into @dst when
  * the cache has none.  Bytes copied.
  */
-static uint64_t save_debuginfo(const struct targetfs_root *root, const char *hex, const char *dst)
+static uint64_t save_debuginfo(const struct targetfs_root *root, const char *hex, const char *dst,
+			       uint64_t budget)
 {
 	char src[PATH_MAX];
 	struct stat st;
@@ -173,7 +174,7 @@ static uint64_t save_debuginfo(const struct targetfs_root *root, const char *hex
 	fd = targetfs_open(root, src, O_RDONLY);
 	if (fd < 0)
 		return 0;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= budget &&
 	    !save_file(dst, NULL, fd, (uint64_t)st.st_size))
 		bytes = (uint64_t)st.st_size;
 	close(fd);
@@ -203,12 +204,17 @@ int capture_save(struct capture *c, struct capture_stats *st)
 		snprintf(path, sizeof(path), "%s/buildid/%s/elf", dir, hex);
 		if (!stat(path, &sb)) {
 			snprintf(path, sizeof(path), "%s/buildid/%s/debug", dir, hex);
-			st->bytes += save_debuginfo(c->items[i].root, hex, path);
+			st->bytes += save_debuginfo(c->items[i].root, hex, path,
+						     CAPTURE_MAX_BYTES - st->bytes);
+			continue;
+		}
+		len = module_image(c->items[i].mod, &image);
+		if (st->bytes + len > CAPTURE_MAX_BYTES) {
+			st->over++;
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/buildid/%s", dir, hex);
 		e = make_dirs(path);
-		len = module_image(c->items[i].mod, &image);
 		if (!e) {
 			snprintf(path, sizeof(path), "%s/buildid/%s/elf", dir, hex);
 			e = save_file(path, image, -1, len);
@@ -221,7 +227,8 @@ int capture_save(struct capture *c, struct capture_stats *st)
 		st->saved++;
 		st->bytes += len;
 		snprintf(path, sizeof(path), "%s/buildid/%s/debug", dir, hex);
-		st->bytes += save_debuginfo(c->items[i].root, hex, path);
+		st->bytes += save_debuginfo(c->items[i].root, hex, path,
+						     CAPTURE_MAX_BYTES - st->bytes);
 	}
 	st->ns = now_ns() - start;
 	return e ? -1 : 0;

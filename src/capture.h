@@ -17,7 +17,9 @@
  * held the file mapped since it was first opened, so it is the very file
  * that ran even if replaced or deleted since; a file already in the cache
  * costs one stat.  Files without a build-id cannot be keyed and are not
- * kept.  The report (symbolize/) looks in the cache when a file is missing
+ * kept.  What one recording copies is bounded by CAPTURE_MAX_BYTES: the
+ * end of recording does not grow with the size of the programs without
+ * limit (a copy runs at the speed of the page cache, ~1 GiB/s).  The report (symbolize/) looks in the cache when a file is missing
  * or is not the one recorded.
  *
  * The sampler calls capture_note when the mappings of a process are about
@@ -36,12 +38,15 @@ struct stacktab;
 struct module;
 struct targetfs_root;
 
+#define CAPTURE_MAX_BYTES (2ull << 30) /* copied per recording, at most */
+
 struct capture_stats {
 	uint64_t modules; /* files holding a sampled address, with a build-id */
 	uint64_t saved;	  /* of which copied now (the others were in the cache) */
 	uint64_t bytes;	  /* bytes copied now (files and debuginfo) */
 	uint64_t ns;	  /* time capture_save took */
 	uint64_t no_id;	  /* files holding a sampled address that have no build-id */
+	uint64_t over;	  /* files not copied: the recording's CAPTURE_MAX_BYTES was reached */
 	int disabled;	  /* 1: XPROF_CACHE_DIR=off */
 };
 
