@@ -205,7 +205,7 @@ int capture_save(struct capture *c, struct capture_stats *st)
 		if (!stat(path, &sb)) {
 			snprintf(path, sizeof(path), "%s/buildid/%s/debug", dir, hex);
 			st->bytes += save_debuginfo(c->items[i].root, hex, path,
-						     CAPTURE_MAX_BYTES - st->bytes);
+						    CAPTURE_MAX_BYTES - st->bytes);
 			continue;
 		}
 		len = module_image(c->items[i].mod, &image);
@@ -227,8 +227,8 @@ int capture_save(struct capture *c, struct capture_stats *st)
 		st->saved++;
 		st->bytes += len;
 		snprintf(path, sizeof(path), "%s/buildid/%s/debug", dir, hex);
-		st->bytes += save_debuginfo(c->items[i].root, hex, path,
-						     CAPTURE_MAX_BYTES - st->bytes);
+		st->bytes +=
+		    save_debuginfo(c->items[i].root, hex, path, CAPTURE_MAX_BYTES - st->bytes);
 	}
 	st->ns = now_ns() - start;
 	return e ? -1 : 0;

@@ -19,8 +19,8 @@
  * costs one stat.  Files without a build-id cannot be keyed and are not
  * kept.  What one recording copies is bounded by CAPTURE_MAX_BYTES: the
  * end of recording does not grow with the size of the programs without
- * limit (a copy runs at the speed of the page cache, ~1 GiB/s).  The report (symbolize/) looks in the cache when a file is missing
- * or is not the one recorded.
+ * limit (a copy runs at the speed of the page cache, ~1 GiB/s).  The report (symbolize/) looks in
+ * the cache when a file is missing or is not the one recorded.
  *
  * The sampler calls capture_note when the mappings of a process are about
  * to be forgotten (exec) and for every process at the end, then
