@@ -202,30 +202,26 @@ int capture_save(struct capture *c, struct capture_stats *st)
 			snprintf(hex + 2 * k, 3, "%02x", id[k]);
 		st->modules++;
 		snprintf(path, sizeof(path), "%s/buildid/%s/elf", dir, hex);
-		if (!stat(path, &sb)) {
-			snprintf(path, sizeof(path), "%s/buildid/%s/debug", dir, hex);
-			st->bytes += save_debuginfo(c->items[i].root, hex, path,
-						    CAPTURE_MAX_BYTES - st->bytes);
-			continue;
+		if (stat(path, &sb)) {
+			len = module_image(c->items[i].mod, &image);
+			if (st->bytes + len > CAPTURE_MAX_BYTES) {
+				st->over++;
+				continue;
+			}
+			snprintf(path, sizeof(path), "%s/buildid/%s", dir, hex);
+			e = make_dirs(path);
+			if (!e) {
+				snprintf(path, sizeof(path), "%s/buildid/%s/elf", dir, hex);
+				e = save_file(path, image, -1, len);
+			}
+			if (e) {
+				xp_warn("cannot keep a copy of '%s' in '%s': %s",
+					module_path(c->items[i].mod), dir, strerror(-e));
+				break;
+			}
+			st->saved++;
+			st->bytes += len;
 		}
-		len = module_image(c->items[i].mod, &image);
-		if (st->bytes + len > CAPTURE_MAX_BYTES) {
-			st->over++;
-			continue;
-		}
-		snprintf(path, sizeof(path), "%s/buildid/%s", dir, hex);
-		e = make_dirs(path);
-		if (!e) {
-			snprintf(path, sizeof(path), "%s/buildid/%s/elf", dir, hex);
-			e = save_file(path, image, -1, len);
-		}
-		if (e) {
-			xp_warn("cannot keep a copy of '%s' in '%s': %s",
-				module_path(c->items[i].mod), dir, strerror(-e));
-			break;
-		}
-		st->saved++;
-		st->bytes += len;
 		snprintf(path, sizeof(path), "%s/buildid/%s/debug", dir, hex);
 		st->bytes +=
 		    save_debuginfo(c->items[i].root, hex, path, CAPTURE_MAX_BYTES - st->bytes);
