@@ -5,7 +5,8 @@
  * [vdso] images (parsed by libelf from memory), JIT symbols and lines,
  * syscall numbers and an e_machine, all of which reach symbolize/ through
  * report_profile; --header-only's printing of its meta and statistics
- * records and of the pids processes knew themselves by (PROCESS nspid) too.  Output goes to /dev/null; warnings too.
+ * records and of the pids processes knew themselves by (PROCESS nspid)
+ * too.  Output goes to /dev/null; warnings too.
  */
 #include "profile.h"
 #include "../cmd/cmd.h"
