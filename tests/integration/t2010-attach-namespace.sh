@@ -9,10 +9,11 @@
 # pointers anywhere), so the unwinder needs the CFI of files that exist only
 # inside the container.  After the profile the program ends and the
 # namespaces with it; the report runs when none of its files exists.
-#   - attach -p HOSTPID -d 3s: exit 0; the summary says what was kept for
+#   - attach -p HOSTPID -d 5s: exit 0; the summary says what was kept for
 #     the report (the program and libc copied into the build-id cache,
 #     $XPROF_CACHE_DIR) and what it cost;
-#   - the report, with the container gone: shares within 4 points of
+#   - the report, with the container gone: at least 1500 samples (or 3/4
+#     of the ms of CPU split-nofp got, when less), shares within 4 points of
 #     50/30/20, main in >= 99% of the stacks, the frameless leaf's caller
 #     in >= 95% of the leaf's samples, and every frame named (no
 #     module+0xOFF, no bare address);
@@ -30,11 +31,18 @@ ns_skip_unless_root
 T=$XP_TARGETS/split-nofp
 
 ready_init
-ns_cmd "$T" 5
+ns_cmd "$T" 9
 start_bg split "${NS_CMD[@]}"
 wait_ready 1
 ns_host_pid split-nofp
-expect_exit 0 "$XPROF" attach -p "$NS_PID" -d 3s -o ns.data
+cpu_ms_of() {
+	awk -v hz="$(getconf CLK_TCK)" '{
+		sub(/^.*\) /, "")	# the comm field may hold spaces
+		print int(($12 + $13) * 1000 / hz) }' "/proc/$1/stat"
+}
+cpu_before=$(cpu_ms_of "$NS_PID")
+expect_exit 0 "$XPROF" attach -p "$NS_PID" -d 5s -o ns.data
+cpu_ms=$(($(cpu_ms_of "$NS_PID") - cpu_before))
 show_file "summary" "$XP_ERR"
 assert_file_matches "the summary says what the capture kept and cost" "$XP_ERR" \
 	'kept [0-9]+ new of [0-9]+ sampled files \([^)]*\) in [0-9.]+ ms'
@@ -48,15 +56,13 @@ expect_exit 0 "$XPROF" -v report -i ns.data --folded -o ns.folded
 cp "$XP_ERR" report-v.err
 assert_folded_format ns.folded
 show_file "folded" ns.folded 8
-assert_samples_at_least "attach -d 3s" 600 ns.folded
-assert_share_at_least "main" 99 ns.folded frame:main
-assert_share_between "main;work;a" 46 54 ns.folded "chain:main;work;a"
-assert_share_between "main;work;b" 26 34 ns.folded "chain:main;work;b"
-assert_share_between "main;work;c" 16 24 ns.folded "chain:main;work;c"
+# A sample per ms of the CPU the target got (less than 5 s on a busy machine).
+want=$((cpu_ms * 3 / 4 < 1500 ? cpu_ms * 3 / 4 : 1500))
+say "# split-nofp used $cpu_ms ms of CPU while attached: want >= $want samples"
+assert_samples_at_least "attach -d 5s" "$want" ns.folded
+ns_assert_split "attached" ns.folded
 assert_share_at_least "frameless leaf's caller recovered" 95 ns.folded \
 	"tail:a|b|c;leaf" leaf:leaf
-assert_share_at_least "every frame named" 100 ns.folded \
-	'!frame:.*\+0x[0-9a-f]+|0x[0-9a-f]+'
 assert_file_matches "report -v: the program's symbols from the recorder's copy" \
 	report-v.err "symbols of '/bin/split-nofp': the recorder's copy '$XPROF_CACHE_DIR/buildid/"
 assert_file_matches "report -v: libc's symbols from the recorder's copy" \

@@ -17,6 +17,8 @@
 #     nothing is written.
 # shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/ns.sh
+. "$XP_LIB/ns.sh" # ns_assert_split
 skip_unless_ptrace attach
 
 T=$XP_TARGETS
@@ -37,15 +39,6 @@ done
 assert_share_at_least "inlines: inline frames kept" 80 inlines.after \
 	'frame:app::engine::step\(\)|mycrate::example'
 
-check_split() {
-	local label=$1 file=$2
-	assert_share_at_least "$label: main" 99 "$file" frame:main
-	assert_share_between "$label: main;work;a" 46 54 "$file" "chain:main;work;a"
-	assert_share_between "$label: main;work;b" 26 34 "$file" "chain:main;work;b"
-	assert_share_between "$label: main;work;c" 16 24 "$file" "chain:main;work;c"
-	assert_share_at_least "$label: every frame named" 100 "$file" \
-		'!frame:.*\+0x[0-9a-f]+|0x[0-9a-f]+'
-}
 
 say "## replaced before xprof opens it: attach to 'app (deleted)'"
 ready_init
@@ -58,7 +51,7 @@ expect_exit 0 "$XPROF" attach -p "$XP_READY_PID" -d 3s -o replaced.data
 wait_bg app 0
 rm app
 expect_exit 0 "$XPROF" report -i replaced.data --folded -o replaced.folded
-check_split "replaced, then attached" replaced.folded
+ns_assert_split "replaced, then attached" replaced.folded
 
 say "## replaced while recorded"
 cp "$T/split-nofp" app
@@ -68,7 +61,7 @@ rm app
 cp "$T/chain" app
 wait_bg rec 0
 expect_exit 0 "$XPROF" report -i midrun.data --folded -o midrun.folded
-check_split "replaced mid-run" midrun.folded
+ns_assert_split "replaced mid-run" midrun.folded
 
 say "## the capture turned off"
 rm -rf "$XPROF_CACHE_DIR"

@@ -22,6 +22,20 @@
 # Each test runs NS_CMD under start_bg or expect_exit, so the EXIT trap of
 # lib.sh kills it with its process group.
 
+# ns_assert_split LABEL FILE: the folded stacks of split or split-nofp
+#   (tests/targets/split.c) show its truth: main in >= 99% of the samples,
+#   a, b and c with 50/30/20% within 4 points, and every frame named (no
+#   module+0xOFF, no bare address), as a report must after the files are gone.
+ns_assert_split() {
+	local label=$1 file=$2
+	assert_share_at_least "$label: main" 99 "$file" frame:main
+	assert_share_between "$label: main;work;a" 46 54 "$file" "chain:main;work;a"
+	assert_share_between "$label: main;work;b" 26 34 "$file" "chain:main;work;b"
+	assert_share_between "$label: main;work;c" 16 24 "$file" "chain:main;work;c"
+	assert_share_at_least "$label: every frame named" 100 "$file" \
+		'!frame:.*\+0x[0-9a-f]+|0x[0-9a-f]+'
+}
+
 ns_skip_unless_root() {
 	((EUID == 0)) || skip "needs root for mount and pid namespaces (unshare -m -p)"
 	command -v unshare >/dev/null || skip "unshare(1) is not installed"
@@ -69,6 +83,7 @@ ns_cmd() {
 	shift
 	mkdir -p "$XP_TMP/nsroot"
 	export XP_NS_TAG=$XP_TMP
+	# shellcheck disable=SC2034 # used by the tests that source this file
 	NS_CMD=(unshare -m -p -f --propagation private -- bash -c "$_ns_script" ns
 		"$XP_TMP/nsroot" "$prog" "$@")
 }
