@@ -485,6 +485,34 @@ static int test_forward_compatible(void)
 	return T_OK;
 }
 
+/*
+ * The PROCESS record's nspid, added in a minor revision: a record without
+ * it (an older writer) reads as 0, one with it as written.
+ */
+static int test_process_nspid(void)
+{
+	/* t 5, pid 300, ppid 1, flags EXEC, comm "a", exe "" */
+	uint8_t old[8 + 4 + 4 + 4 + 5 + 4] = {5, 0, 0, 0, 0, 0, 0, 0, 0x2c, 1,	 0, 0, 1, 0, 0,
+					      0, 1, 0, 0, 0, 1, 0, 0, 0,    'a', 0, 0, 0, 0};
+	uint8_t new[sizeof(old) + 4];
+	struct profile p;
+	struct buf b;
+
+	memcpy(new, old, sizeof(old));
+	put32(new + sizeof(old), 7);
+	b_header(&b, DF_HEADER_LEN);
+	b_rec(&b, DF_REC_PROCESS, sizeof(old), old, sizeof(old));
+	b_rec(&b, DF_REC_PROCESS, sizeof(new), new, sizeof(new));
+	T_EQ_U64(load(&p, b.b, b.len), 0);
+	T_EQ_U64(p.nr_procs, 2);
+	T_EQ_U64(p.procs[0].pid, 300);
+	T_EQ_STR(p.procs[0].comm, "a");
+	T_EQ_U64(p.procs[0].nspid, 0);
+	T_EQ_U64(p.procs[1].nspid, 7);
+	profile_release(&p);
+	return T_OK;
+}
+
 static int test_corrupt_middle_and_tail(void)
 {
 	const uint8_t short_stack[] = {1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3};
@@ -664,7 +692,8 @@ static int test_find_mapping(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_round_trip), T_CASE(test_sample_batches), T_CASE(test_round_trip_file), T_CASE(test_foreign_machine),
-       T_CASE(test_truncated_everywhere), T_CASE(test_not_xprof), T_CASE(test_wrong_version),
-       T_CASE(test_forward_compatible), T_CASE(test_corrupt_middle_and_tail),
-       T_CASE(test_duplicate_stack_id), T_CASE(test_find_mapping))
+T_MAIN(T_CASE(test_round_trip), T_CASE(test_sample_batches), T_CASE(test_round_trip_file),
+       T_CASE(test_foreign_machine), T_CASE(test_truncated_everywhere), T_CASE(test_not_xprof),
+       T_CASE(test_wrong_version), T_CASE(test_forward_compatible),
+       T_CASE(test_corrupt_middle_and_tail), T_CASE(test_duplicate_stack_id),
+       T_CASE(test_find_mapping), T_CASE(test_process_nspid))
