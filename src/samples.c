@@ -164,9 +164,8 @@ static void load_maps(struct sampler *s, struct xp_process *p, uint64_t t)
 
 void smp_report_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint64_t t)
 {
-	char exe[PATH_MAX];
-
 	struct addrspace *as = &smp_proc_of(s, p)->as;
+	char exe[PATH_MAX];
 
 	procfs_exe(p->pid, exe, sizeof(exe));
 	addrspace_find_fs(as); /* the pid the process sees: as->nspid */
