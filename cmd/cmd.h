@@ -75,6 +75,7 @@ struct report_opts {
 	uint64_t limit;	    /* 0: none */
 	double min_percent;
 	bool per_thread;
+	bool value_samples; /* --value samples: sample counts instead of weights */
 	/* Filters, as given and parsed; the names point into comm_buf. */
 	const char *pid_arg, *tid_arg, *comm_arg;
 	pid_t pids[REPORT_MAX_FILTER], tids[REPORT_MAX_FILTER];

@@ -71,6 +71,7 @@ static const struct {
 static const char *const format_choices[] = {"folded", "flat",	     "tree", "flamegraph",
 					     "pprof",  "speedscope", NULL};
 static const char *const sort_choices[] = {"self", "total", NULL};
+static const char *const value_choices[] = {"weight", "samples", NULL};
 
 static const struct out_ops *format_ops(int format)
 {
@@ -143,7 +144,7 @@ static int parse_comms(struct report_opts *opts)
 int report_parse_args(int argc, char **argv, struct report_opts *opts)
 {
 	bool chosen[NR_FORMATS] = {false};
-	int format = -1, sort = -1;
+	int format = -1, sort = -1, value = 0;
 	const struct xp_option options[] = {
 	    {.short_name = 'i',
 	     .long_name = "input",
@@ -199,6 +200,12 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .argh = "<self|total>",
 	     .help = "--flat, --tree: order by self or total share (default: self, total)",
 	     .choices = sort_choices},
+	    {.long_name = "value",
+	     .type = XP_OPT_CHOICE,
+	     .value = &value,
+	     .argh = "<weight|samples>",
+	     .help = "what every format counts: CPU (or wall) time, the default, or samples",
+	     .choices = value_choices},
 	    {.long_name = "limit",
 	     .type = XP_OPT_UINT,
 	     .value = &opts->limit,
@@ -271,6 +278,7 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 		first = formats[i].name;
 		opts->format = formats[i].format;
 	}
+	opts->value_samples = value == 1;
 	if (sort >= 0)
 		opts->sort = sort ? OUT_SORT_TOTAL : OUT_SORT_SELF;
 	if ((sort >= 0 || opts->limit || opts->min_percent > 0) && opts->format != REPORT_FLAT &&
@@ -366,6 +374,7 @@ static void fill_out_opts(const struct report_opts *opts, const struct profile *
 	    .min_percent = opts->min_percent,
 	    .title = p->name,
 	    .start_ns = p->start_ns,
+	    .samples = opts->value_samples,
 	};
 	for (i = 0; i < p->nr_procs && !oo->exe; i++)
 		if (p->procs[i].exe[0])

@@ -11,11 +11,13 @@ int out_write_opts(const struct out_ops *ops, FILE *f, const struct agg *a,
 		   const struct out_opts *opts)
 {
 	static const struct out_opts defaults;
+	const struct out_opts *oo = opts ? opts : &defaults;
+	bool by_count = oo->samples || !a->total_weight;
 	struct out o = {
 	    .ops = ops,
 	    .f = f,
-	    .info = {(const char *const *)a->names, a->nr_names, a->total_count, a->total_weight, a,
-		     opts ? opts : &defaults},
+	    .info = {(const char *const *)a->names, a->nr_names, a->total_count, a->total_weight,
+		     by_count, by_count ? a->total_count : a->total_weight, a, oo},
 	};
 	size_t i;
 	int ret = 0;

@@ -37,14 +37,22 @@ struct out_opts {
 	uint64_t duration_ns;
 	uint64_t period_ns; /* sampling period asked for; 0: unknown */
 	bool wall;	    /* weights are elapsed time (--mode wall), not CPU time */
+	bool samples;	    /* --value samples: every value is a sample count, not a weight */
 };
 
 /* What a writer may need besides the stacks. */
 struct out_info {
 	const char *const *names; /* labels by id (agg.names) */
 	size_t nr_names;
-	uint64_t total_count;	     /* samples */
-	uint64_t total_weight;	     /* their weight: percentages are shares of this */
+	uint64_t total_count;  /* samples */
+	uint64_t total_weight; /* their weight */
+	/*
+	 * Every writer's values are weights (CPU or elapsed ns), or sample
+	 * counts when this is set: --value samples, or a profile without
+	 * weights.  Percentages are shares of @total, the same in every format.
+	 */
+	bool by_count;
+	uint64_t total;
 	const struct agg *agg;	     /* everything, for the writers that need more */
 	const struct out_opts *opts; /* never NULL */
 };
@@ -95,6 +103,12 @@ void out_put_json_string(FILE *f, const char *s);
 
 /* Share of @part in @whole, in percent; 0 when @whole is 0. */
 double out_share(uint64_t part, uint64_t whole);
+
+/* The value a writer shows for @count samples of weight @weight (see out_info.by_count). */
+static inline uint64_t out_value(const struct out *o, uint64_t count, uint64_t weight)
+{
+	return o->info.by_count ? count : weight;
+}
 
 /*
  * Write every stack of @a to @f in the format of @ops, with @opts (NULL:

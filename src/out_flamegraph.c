@@ -97,7 +97,7 @@ static void put_nodes(struct out *o, bool by_count)
 
 static void put_data(struct out *o)
 {
-	bool by_count = !o->info.total_weight;
+	bool by_count = o->info.by_count;
 	size_t i;
 
 	fputs("{\"title\":", o->f);

@@ -4,7 +4,8 @@
  * whose innermost frame it is) and total share (samples with it anywhere
  * on the stack, counted once per stack however deep it recurses), like
  * perf report's Self and Children columns and gprof's flat profile.
- * Shares are of the total weight; the sample counts are shown beside them.
+ * Shares are of the total weight (of the sample count with --value
+ * samples); the sample counts are shown beside them.
  * Rows are sorted by self weight (or total, --sort total), largest first,
  * then by name; --limit and --min-percent cut the list, and a last comment
  * line says how many rows they left out.
@@ -88,9 +89,9 @@ static int flat_end(struct out *o)
 {
 	const struct out_opts *opts = o->info.opts;
 	struct flat *fl = o->priv;
-	uint64_t whole = o->info.total_weight;
-	/* Without weights (all zero) the shares fall back to sample counts. */
-	struct flat_sort fs = {fl->fn, o->info.names, opts->sort == OUT_SORT_TOTAL, !whole};
+	uint64_t whole = o->info.total;
+	struct flat_sort fs = {fl->fn, o->info.names, opts->sort == OUT_SORT_TOTAL,
+			       o->info.by_count};
 	uint32_t *rows = xp_malloc((o->info.nr_names + 1) * sizeof(*rows));
 	size_t i, nr = 0, shown = 0;
 
@@ -98,8 +99,6 @@ static int flat_end(struct out *o)
 		if (fl->fn[i].total_count)
 			rows[nr++] = (uint32_t)i;
 	qsort_r(rows, nr, sizeof(*rows), cmp_row, &fs);
-	if (fs.by_count)
-		whole = o->info.total_count;
 	fprintf(o->f, "# Samples: %" PRIu64 ", weight: %" PRIu64 "\n#\n", o->info.total_count,
 		o->info.total_weight);
 	fprintf(o->f, "#%8s %9s %9s %9s  %s\n", "Self%", "Total%", "Self", "Total", "Function");

@@ -4,7 +4,10 @@
  * flame graph tools: one line per distinct stack, the process name first
  * (as stackcollapse-perf.pl does; with --per-thread the "comm/tid" frame
  * stands in its place), then the frames from the root, joined
- * by ';', then a space and the number of samples.  Lines are sorted
+ * by ';', then a space and the stack's value: its weight in ns (CPU time, or
+ * elapsed time with --mode wall) as every other format counts, or its number
+ * of samples with --value samples or when the profile has no weights.  A
+ * line of value 0 (weightless samples) is left out.  Lines are sorted
  * bytewise, so output is identical from run to run.  A ';' inside a name
  * would split a frame and a control character would break a line, so they
  * are printed as ':' and '?'.
@@ -58,7 +61,6 @@ static int folded_add(struct out *o, const struct agg_stack *s, uint64_t count, 
 	size_t len;
 	uint32_t i;
 
-	(void)weight;
 	/* The thread frame, when there is one, is the root: no process name before it. */
 	len = thread_root ? append_name(fo, 0, "") : append_name(fo, 0, o->info.names[s->comm]);
 	for (i = 0; i < s->nr; i++) {
@@ -67,7 +69,7 @@ static int folded_add(struct out *o, const struct agg_stack *s, uint64_t count, 
 		len = append_name(fo, len, o->info.names[s->frames[i]]);
 	}
 	xp_grow((void **)&fo->lines, &fo->alloc, fo->nr + 1, sizeof(*fo->lines));
-	fo->lines[fo->nr++] = (struct folded_line){xp_strdup(fo->buf), count};
+	fo->lines[fo->nr++] = (struct folded_line){xp_strdup(fo->buf), out_value(o, count, weight)};
 	return 0;
 }
 
@@ -89,7 +91,8 @@ static int folded_end(struct out *o)
 		/* Stacks that differ only in characters replaced above are one line. */
 		for (j = i + 1; j < fo->nr && !strcmp(fo->lines[j].text, fo->lines[i].text); j++)
 			count += fo->lines[j].count;
-		fprintf(o->f, "%s %" PRIu64 "\n", fo->lines[i].text, count);
+		if (count)
+			fprintf(o->f, "%s %" PRIu64 "\n", fo->lines[i].text, count);
 	}
 	for (i = 0; i < fo->nr; i++)
 		free(fo->lines[i].text);

@@ -379,9 +379,10 @@ static int pprof_end(struct out *o)
 	snprintf(comment, sizeof(comment), "xprof %s%s%s", XPROF_VERSION, opts->title ? ": " : "",
 		 opts->title ? opts->title : "");
 	pb_uint(&all, PROFILE_COMMENT, str_add(pp, comment, false));
-	/* Without weights, pprof would show zeros: make the counts the default. */
+	/* Without weights pprof would show zeros: make the counts the default, as --value samples.
+	 */
 	pb_uint(&all, PROFILE_DEFAULT_SAMPLE_TYPE,
-		str_fixed(pp, o->info.total_weight ? kind : "samples"));
+		str_fixed(pp, o->info.by_count ? "samples" : kind));
 	/* Last, once every string is in. */
 	for (i = 0; i < pp->nr_strs; i++)
 		pb_bytes(&all, PROFILE_STRING_TABLE, pp->strs[i], strlen(pp->strs[i]));

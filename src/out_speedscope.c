@@ -63,7 +63,7 @@ static int cmp_profile(const void *a, const void *b, void *ctx)
 static int ss_end(struct out *o)
 {
 	struct speedscope *ss = o->priv;
-	bool by_count = !o->info.total_weight;
+	bool by_count = o->info.by_count;
 	uint32_t *frame_of = xp_malloc((o->info.nr_names + 1) * sizeof(*frame_of));
 	size_t i, j, nframes = 0, nprof = 0;
 	uint32_t f;

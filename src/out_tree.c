@@ -91,14 +91,13 @@ static struct level level_of(const struct out *o, const struct tree_sort *ts, ui
 static int tree_end(struct out *o)
 {
 	struct calltree *t = o->priv;
-	uint64_t whole = o->info.total_weight;
-	struct tree_sort ts = {t, o->info.names, o->info.opts->sort == OUT_SORT_SELF, !whole};
+	uint64_t whole = o->info.total;
+	struct tree_sort ts = {t, o->info.names, o->info.opts->sort == OUT_SORT_SELF,
+			       o->info.by_count};
 	struct level *stack = xp_calloc(t->max_depth + 2, sizeof(*stack));
 	char *prefix = xp_malloc(3 * (size_t)(t->max_depth + 2) + 1);
 	size_t depth = 0, hidden = 0;
 
-	if (ts.by_count)
-		whole = o->info.total_count;
 	fprintf(o->f, "# Samples: %" PRIu64 ", weight: %" PRIu64 "\n#\n", o->info.total_count,
 		o->info.total_weight);
 	fprintf(o->f, "#%8s %9s %9s  %s\n", "Total%", "Self%", "Samples",

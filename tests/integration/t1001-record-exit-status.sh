@@ -42,14 +42,14 @@ assert_file_matches "command not in PATH: named" "$XP_ERR" \
 
 say "## the data file is reportable"
 expect_exit 0 "$XPROF" record -q -o normal.data -- "$T/exits" code 0 1
-expect_exit 0 "$XPROF" report -i normal.data --folded -o normal.folded
+expect_exit 0 "$XPROF" report -i normal.data --folded --value samples -o normal.folded
 assert_folded_format normal.folded
 # 1 s at 999 Hz: ~1000 samples; a quarter of that is a broken recorder.
 assert_samples_at_least "normal run" 250 normal.folded
 assert_share_at_least "normal run: spin on top" 90 normal.folded leaf:spin
 
 expect_exit 139 "$XPROF" record -q -o crash.data -- "$T/exits" signal 11 1
-expect_exit 0 "$XPROF" report -i crash.data --folded -o crash.folded
+expect_exit 0 "$XPROF" report -i crash.data --folded --value samples -o crash.folded
 assert_folded_format crash.folded
 assert_samples_at_least "run ending in SIGSEGV" 250 crash.folded
 assert_share_at_least "run ending in SIGSEGV: spin on top" 90 crash.folded leaf:spin

@@ -32,7 +32,7 @@ for t in split split-nofp; do
 	XP_TARGET_VERBOSE=1 expect_exit 0 "$XPROF" record -q -o "$t.data" -- "$XP_TARGETS/$t" 3
 	cpu_s=$(awk '/ s CPU$/ { print $(NF - 2) }' "$XP_ERR")
 	assert_files_equal "$t: output as without xprof" "$t.expected" "$XP_OUT"
-	expect_exit 0 "$XPROF" report -i "$t.data" --folded -o "$t.folded"
+	expect_exit 0 "$XPROF" report -i "$t.data" --folded --value samples -o "$t.folded"
 	assert_folded_format "$t.folded"
 
 	assert_samples_at_least "$t" 2000 "$t.folded"

@@ -43,7 +43,7 @@ if [[ $secs ]] && awk -v s="$secs" 'BEGIN { exit !(s >= 0.9 && s <= 1.4) }'; the
 else
 	fail "sampled for '${secs:-?}' s (want 0.9..1.4)"
 fi
-expect_exit 0 "$XPROF" report -i duration.data --folded -o duration.folded
+expect_exit 0 "$XPROF" report -i duration.data --folded --value samples -o duration.folded
 assert_folded_format duration.folded
 total=$(folded_total duration.folded)
 if ((total >= 100 && total <= 1400)); then
@@ -96,7 +96,7 @@ say "## SIGINT to xprof alone, while sampling"
 start_recording sigint
 kill -INT "$xprof_pid"
 wait_bg sigint 130
-expect_exit 0 "$XPROF" report -i sigint.data --folded -o sigint.folded
+expect_exit 0 "$XPROF" report -i sigint.data --folded --value samples -o sigint.folded
 assert_samples_at_least "sampled until the SIGINT" 1 sigint.folded
 
 say "## SIGINT to xprof alone, after -d 1s"

@@ -25,7 +25,7 @@ say "## split-nofp in a container"
 ns_cmd "$XP_TARGETS/split-nofp" 3
 expect_exit 0 "$XPROF" record -o split.data -- "${NS_CMD[@]}"
 show_file "summary" "$XP_ERR" 5
-expect_exit 0 "$XPROF" report -i split.data --comm split-nofp --folded -o split.folded
+expect_exit 0 "$XPROF" report -i split.data --comm split-nofp --folded --value samples -o split.folded
 show_file "folded" split.folded 6
 assert_samples_at_least "split-nofp" 1500 split.folded
 ns_assert_split "recorded" split.folded
@@ -42,7 +42,7 @@ ns_cmd "$XP_TARGETS/jit" perfmap 2
 expect_exit 0 "$XPROF" record -o jit.data -- "${NS_CMD[@]}"
 inner=$(awk '/^pid / { print $2 }' "$XP_OUT")
 say "# the JIT wrote /tmp/perf-$inner.map inside the container"
-expect_exit 0 "$XPROF" report -i jit.data --comm jit --folded -o jit.folded
+expect_exit 0 "$XPROF" report -i jit.data --comm jit --folded --value samples -o jit.folded
 show_file "folded" jit.folded 6
 assert_share_at_least "JIT samples named by the container's map" 95 jit.folded \
 	'leaf:jitted_hot_loop' 'leaf:jitted_hot_loop|0x[0-9a-f]+'

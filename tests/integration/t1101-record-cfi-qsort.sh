@@ -18,7 +18,7 @@ for t in chain chain-nofp; do
 	for g in auto dwarf; do
 		say "## $t -g $g"
 		expect_exit 0 "$XPROF" record -q -g "$g" -o "$t-$g.data" -- "$XP_TARGETS/$t" qsort 2
-		expect_exit 0 "$XPROF" report -i "$t-$g.data" --folded -o "$t-$g.folded"
+		expect_exit 0 "$XPROF" report -i "$t-$g.data" --folded --value samples -o "$t-$g.folded"
 		assert_folded_format "$t-$g.folded"
 		assert_samples_at_least "$t -g $g" 1200 "$t-$g.folded"
 		assert_share_at_least "$t -g $g: main" 97 "$t-$g.folded" frame:main

@@ -16,7 +16,7 @@ run() { # run TARGET MODE [CHAIN]
 	local t=$1 g=$2 chain=${3:-main;level1;level2;level3}
 	say "## $t -g $g"
 	expect_exit 0 "$XPROF" record -q -g "$g" -o "$t-$g.data" -- "$XP_TARGETS/$t" levels 2
-	expect_exit 0 "$XPROF" report -i "$t-$g.data" --folded -o "$t-$g.folded"
+	expect_exit 0 "$XPROF" report -i "$t-$g.data" --folded --value samples -o "$t-$g.folded"
 	assert_folded_format "$t-$g.folded"
 	assert_samples_at_least "$t -g $g" 1200 "$t-$g.folded"
 	assert_share_at_least "$t -g $g: $chain" 97 "$t-$g.folded" "chain:$chain"

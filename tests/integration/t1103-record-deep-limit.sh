@@ -18,7 +18,7 @@ expect_exit 0 "$XP_TARGETS/deep" 4000 1
 cp "$XP_OUT" deep.expected
 expect_exit 0 "$XPROF" record -q -o deep.data -- "$XP_TARGETS/deep" 4000 1
 assert_files_equal "deep: output as without xprof" deep.expected "$XP_OUT"
-expect_exit 0 "$XPROF" report -i deep.data --folded -o deep.folded
+expect_exit 0 "$XPROF" report -i deep.data --folded --value samples -o deep.folded
 assert_folded_format deep.folded
 assert_samples_at_least "deep" 500 deep.folded
 assert_share_at_least "deep: spin kept" 95 deep.folded frame:spin
@@ -26,7 +26,7 @@ assert_share_at_least "deep: truncated at the root" 95 deep.folded 'root:\[trunc
 assert_share_at_most "deep: main (beyond the limit)" 5 deep.folded frame:main
 
 expect_exit 0 "$XPROF" record -q --max-depth 8000 -o deep2.data -- "$XP_TARGETS/deep-nofp" 4000 1
-expect_exit 0 "$XPROF" report -i deep2.data --folded -o deep2.folded
+expect_exit 0 "$XPROF" report -i deep2.data --folded --value samples -o deep2.folded
 assert_share_at_least "deep-nofp --max-depth 8000: spin kept" 95 deep2.folded frame:spin
 assert_share_at_most "deep-nofp --max-depth 8000: truncated" 5 deep2.folded 'frame:\[truncated\]'
 assert_share_at_least "deep-nofp --max-depth 8000: main" 95 deep2.folded frame:main

@@ -46,7 +46,7 @@ run() {
 		-- "$XP_TARGETS/sysmix" -u "$burst" 2
 	truth=$(sed -n 's/^sysmix: syscall_share=\([0-9.]*\) .* mismatches=0$/\1/p' "$XP_OUT")
 	[[ $truth ]] || fail_now "$label: no truth line in the output: $(cat "$XP_OUT")"
-	expect_exit 0 "$XPROF" report -i "$dir/$user-$hz-$burst.data" --folded -o "$user.folded"
+	expect_exit 0 "$XPROF" report -i "$dir/$user-$hz-$burst.data" --folded --value samples -o "$user.folded"
 	stats=$(folded_stats "$user.folded" "chain:run;io")
 	share=$(awk -v s="$stats" 'BEGIN { split(s, v, " "); printf "%.1f", 100 * v[1] / v[2] }')
 	if awk -v a="$share" -v b="$truth" -v m="$maxdiff" \

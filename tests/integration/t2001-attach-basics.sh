@@ -64,7 +64,7 @@ if [[ -e /proc/$pid ]]; then
 else
 	fail "split $pid ended before the profile did: give it more work"
 fi
-expect_exit 0 "$XPROF" report -i attach.data --folded -o attach.folded
+expect_exit 0 "$XPROF" report -i attach.data --folded --value samples -o attach.folded
 assert_folded_format attach.folded
 want=$((cpu_ms * 3 / 4 < 1500 ? cpu_ms * 3 / 4 : 1500))
 say "# split used $cpu_ms ms of CPU while attached: want >= $want samples"

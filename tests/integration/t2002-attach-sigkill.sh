@@ -84,7 +84,7 @@ for target in "split 4" "threads -l 4 1.5"; do
 	wait_bg "$name" 0
 	assert_files_equal "$name: output as without xprof" "$name.expected" "$XP_TMP/$name.out"
 
-	expect_exit 0 "$XPROF" report -i "$name.data" --folded -o "$name.folded"
+	expect_exit 0 "$XPROF" report -i "$name.data" --folded --value samples -o "$name.folded"
 	show_file "$name: report stderr (a warning if the kill cut a record)" "$XP_ERR"
 	assert_folded_format "$name.folded"
 	want=$((cpu_ms * 2 / 5 < 500 ? cpu_ms * 2 / 5 : 500))

@@ -52,7 +52,7 @@ if [[ -e /proc/$NS_PID ]] || [[ -n $(ls -A "$XP_TMP/nsroot") ]]; then
 fi
 
 say "## report with the container and its files gone"
-expect_exit 0 "$XPROF" -v report -i ns.data --folded -o ns.folded
+expect_exit 0 "$XPROF" -v report -i ns.data --folded --value samples -o ns.folded
 cp "$XP_ERR" report-v.err
 assert_folded_format ns.folded
 show_file "folded" ns.folded 8

@@ -57,7 +57,7 @@ else
 		"$(state_of "$pid" | sed 's/^[RS] /running /')" "running 0"
 	expect_exit 0 unshare -U -r -p -f -m --mount-proc \
 		"$XPROF" record -o own.data -- "$XP_TARGETS/split" 0.3
-	expect_exit 0 "$XPROF" report -i own.data --folded -o own.folded
+	expect_exit 0 "$XPROF" report -i own.data --folded --value samples -o own.folded
 	assert_share_at_least "record in a user namespace: main" 95 own.folded frame:main
 fi
 finish

@@ -28,29 +28,29 @@ report_error() {
 }
 
 say "## bad input"
-report_error "missing -i file" nope\\.data -i nope.data --folded
+report_error "missing -i file" nope\\.data -i nope.data --folded --value samples
 mkdir empty
 cd empty
-report_error "missing default file" xprof\\.data --folded
+report_error "missing default file" xprof\\.data --folded --value samples
 cd ..
 printf 'hello, this is not a profile\n' >text.data
-report_error "a text file" text\\.data -i text.data --folded
+report_error "a text file" text\\.data -i text.data --folded --value samples
 : >zero.data
 report_error "an empty file" zero\\.data -i zero.data --flat
 printf 'XPROF' >short.data
-report_error "a file shorter than the header" short\\.data -i short.data --folded
+report_error "a file shorter than the header" short\\.data -i short.data --folded --value samples
 
 say "## a recorded file"
 skip_unless_ptrace
 expect_exit 0 "$XPROF" record -q -- "$XP_TARGETS/split" 1
 
-expect_exit 0 "$XPROF" report --folded
+expect_exit 0 "$XPROF" report --folded --value samples
 cp "$XP_OUT" default.folded
 assert_folded_format default.folded
 assert_share_at_least "folded: first frame is the comm" 99 default.folded comm:split
-expect_exit 0 "$XPROF" report -i xprof.data --folded
+expect_exit 0 "$XPROF" report -i xprof.data --folded --value samples
 assert_files_equal "-i xprof.data reads the same file" default.folded "$XP_OUT"
-expect_exit 0 "$XPROF" report -i xprof.data --folded -o out.folded
+expect_exit 0 "$XPROF" report -i xprof.data --folded --value samples -o out.folded
 assert_file_empty "folded -o: nothing on stdout" "$XP_OUT"
 assert_files_equal "folded -o: the same text" default.folded out.folded
 
@@ -83,7 +83,7 @@ size=$(stat -c %s xprof.data)
 # batches at each flush, after the process, mappings and [vdso] image at the
 # front, so a cut much earlier may hold no sample at all (exit 1, rightly).
 head -c $((size * 9 / 10 + 3)) xprof.data >cut.data
-expect_exit 0 "$XPROF" report -i cut.data --folded -o cut.folded
+expect_exit 0 "$XPROF" report -i cut.data --folded --value samples -o cut.folded
 full=$(folded_total default.folded)
 part=$(folded_total cut.folded)
 if ((part <= full)); then

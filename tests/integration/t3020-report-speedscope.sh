@@ -18,7 +18,7 @@ require_cmd python3 python3
 expect_exit 0 "$XPROF" -q record -o shares.data -- "$XP_TARGETS/shares" -s 1.5 -t 2
 check_exit 0 "$XPROF" report -i shares.data --flat -o flat.txt
 check_exit 0 "$XPROF" report -i shares.data --speedscope -o shares.speedscope.json
-check_exit 0 "$XPROF" report -i shares.data --per-thread --folded -o threads.folded
+check_exit 0 "$XPROF" report -i shares.data --per-thread --folded --value samples -o threads.folded
 cp flat.txt shares.speedscope.json "$XP_ARTIFACTS/"
 
 # check.py FILE [ROOTS]: validate, print "threads N" and "share NAME PCT" lines.

@@ -13,7 +13,7 @@ skip_unless_ptrace
 expect_exit 0 "$XPROF" -q record -o shares.data -- "$XP_TARGETS/shares" -s 1 -t 3 -i
 check_exit 0 "$XPROF" report -i shares.data -o flat.txt
 check_exit 0 "$XPROF" report -i shares.data --tree -o tree.txt
-check_exit 0 "$XPROF" report -i shares.data --per-thread --folded -o threads.folded
+check_exit 0 "$XPROF" report -i shares.data --per-thread --folded --value samples -o threads.folded
 cp flat.txt tree.txt threads.folded "$XP_ARTIFACTS/"
 show_file "tree" tree.txt 24
 
@@ -54,7 +54,7 @@ check_exit 0 "$XPROF" report -i shares.data --flat --min-percent 40 -o flat40.tx
 check_exit 0 "$XPROF" report -i shares.data --flat --sort total -o total.txt
 [[ $(grep -v '^#' total.txt | head -n1 | awk '{ print $2 }') == 100.00% ]] ||
 	say "# note: no function in every stack (first row: $(grep -v '^#' total.txt | head -n1))"
-check_exit 2 "$XPROF" report -i shares.data --folded --sort self
+check_exit 2 "$XPROF" report -i shares.data --folded --value samples --sort self
 
 # Threads: 3 working, each root comm/tid; the idle one, blocked in read(2),
 # uses no CPU once blocked, so in cpu mode it gets at most the sample or
@@ -84,7 +84,7 @@ n=$(samples tid-flat.txt)
 assert_within "samples of thread $tid" "$n" 1 $((all - 1))
 check_exit 0 "$XPROF" report -i shares.data --tid "$tid" --tree -o tid-tree.txt
 [[ $(samples tid-tree.txt) == "$n" ]] || fail "--tree --tid: $(samples tid-tree.txt) samples, flat $n"
-check_exit 0 "$XPROF" report -i shares.data --tid "$tid" --folded --per-thread -o tid.folded
+check_exit 0 "$XPROF" report -i shares.data --tid "$tid" --folded --value samples --per-thread -o tid.folded
 folded=$(awk '{ s += $NF } END { print s }' tid.folded)
 [[ $folded == "$n" ]] || fail "--folded --tid: $folded samples, flat $n"
 grep -vq "^[^;]*/$tid;" tid.folded && fail "--folded --tid $tid shows other threads"

@@ -16,11 +16,11 @@ for dir in "$XP_DATA"/golden/*/; do
 	dir=${dir%/}
 	arch=$(basename "$dir")
 	say "## $arch"
-	expect_exit 0 "$XPROF" report -i "$dir/split.xprof" --folded --symfs "$dir"
+	expect_exit 0 "$XPROF" report -i "$dir/split.xprof" --folded --value samples --symfs "$dir"
 	assert_files_equal "$arch: folded report = the guest's" "$dir/split.folded" "$XP_OUT"
 	assert_file_empty "$arch: nothing on stderr" "$XP_ERR"
 
-	expect_exit 0 "$XPROF" report -i "$dir/split.xprof" --folded
+	expect_exit 0 "$XPROF" report -i "$dir/split.xprof" --folded --value samples
 	assert_file_matches "$arch: without --symfs, a warning names /xt/split" "$XP_ERR" \
 		"^xprof: warning: cannot open '/xt/split'"
 	assert_file_matches "$arch: ... and frames are split+offset" "$XP_OUT" ';split\+0x[0-9a-f]+'

@@ -12,7 +12,7 @@ skip_unless_ptrace
 
 expect_exit 0 "$XPROF" record -q -o plugins.data -- "$XP_TARGETS/plugins" 1
 show_file "plugins' output" "$XP_OUT"
-expect_exit 0 "$XPROF" report -i plugins.data --folded -o out.folded
+expect_exit 0 "$XPROF" report -i plugins.data --folded --value samples -o out.folded
 # Whole percent, as this test always counted: 57.9% is 57.
 assert_share_between "plugin_a_entry" 43 57.99 out.folded "frame:plugin_a_entry"
 assert_share_between "plugin_b_entry" 43 57.99 out.folded "frame:plugin_b_entry"

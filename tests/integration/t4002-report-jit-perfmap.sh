@@ -22,11 +22,11 @@ pid=$(awk '/^pid /{print $2}' "$XP_OUT")
 [[ -n $pid ]] || fail_now "the jit did not print its pid"
 [[ -f /tmp/perf-$pid.map ]] || fail_now "the jit wrote no /tmp/perf-$pid.map"
 
-expect_exit 0 "$XPROF" report -i jit.data --folded -o with-map.folded
+expect_exit 0 "$XPROF" report -i jit.data --folded --value samples -o with-map.folded
 assert_share_at_least "jitted_hot_loop with the map file" 80 with-map.folded \
 	"leaf:jitted_hot_loop"
 rm -f "/tmp/perf-$pid.map"
-expect_exit 0 "$XPROF" report -i jit.data --folded -o without-map.folded
+expect_exit 0 "$XPROF" report -i jit.data --folded --value samples -o without-map.folded
 assert_share_at_least "jitted_hot_loop without it" 80 without-map.folded "leaf:jitted_hot_loop"
 assert_share_at_least "its caller is run_jitted" 80 without-map.folded \
 	"tail:run_jitted;jitted_hot_loop"

@@ -16,9 +16,9 @@
 skip_unless_ptrace
 
 expect_exit 0 "$XPROF" record -q -o in.data -- "$XP_TARGETS/inlines" 1
-expect_exit 0 "$XPROF" report -i in.data --folded -o default.folded
-expect_exit 0 "$XPROF" report -i in.data --folded --no-inline -o no-inline.folded
-expect_exit 0 "$XPROF" report -i in.data --folded --no-demangle -o raw.folded
+expect_exit 0 "$XPROF" report -i in.data --folded --value samples -o default.folded
+expect_exit 0 "$XPROF" report -i in.data --folded --value samples --no-inline -o no-inline.folded
+expect_exit 0 "$XPROF" report -i in.data --folded --value samples --no-demangle -o raw.folded
 
 say "## default"
 assert_share_at_least "in the inlined code" 80 default.folded \

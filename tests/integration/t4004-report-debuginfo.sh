@@ -42,7 +42,7 @@ mv inlines.debug "dl$tmp/bin/inlines.debug"
 
 expect_exit 0 "$XPROF" record -q -o s.data -- "$tmp/bin/inlines" 1
 
-expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded -o none.folded
+expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --value samples -o none.folded
 assert_share_at_most "stripped, no debuginfo: named" 0.99 none.folded "$named"
 
 # debuginfod: never contacted without DEBUGINFOD_URLS.  (libdw 0.188 loads
@@ -59,23 +59,23 @@ else
 	asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 	expect_exit 0 env -u DEBUGINFOD_URLS ASAN_OPTIONS="$asan" XDG_CACHE_HOME="$tmp/xdg" \
 		HOME="$tmp/home" strace -f -qq -e trace=connect -o trace \
-		"$XPROF" report -i s.data --no-demangle --folded -o trace.folded
+		"$XPROF" report -i s.data --no-demangle --folded --value samples -o trace.folded
 	assert_file_lacks "no connection without DEBUGINFOD_URLS" trace 'connect\('
 	assert_eq "no debuginfod cache without DEBUGINFOD_URLS" "$(ls -d xdg home 2>/dev/null || true)" ""
 	expect_exit 0 env ASAN_OPTIONS="$asan" DEBUGINFOD_URLS=http://127.0.0.1:9 \
 		DEBUGINFOD_CACHE_PATH="$tmp/cache" strace -f -qq -e trace=connect -o trace2 \
-		"$XPROF" report -i s.data --no-demangle --folded -o trace2.folded
+		"$XPROF" report -i s.data --no-demangle --folded --value samples -o trace2.folded
 	# The control: with DEBUGINFOD_URLS it does connect, so the check proves
 	# something (it needs libdebuginfod.so.1, which libdw loads; Debian:
 	# libdebuginfod1).
 	assert_file_matches "with DEBUGINFOD_URLS it asks (the control)" trace2 '127\.0\.0\.1'
 fi
 
-expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --debug-dir "$tmp/dbg" -o byid.folded
+expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --value samples --debug-dir "$tmp/dbg" -o byid.folded
 assert_share_at_least "--debug-dir with a build-id tree: named with inline frames" 80 \
 	byid.folded "$named"
 
-expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --debug-dir "$tmp/nowhere:$tmp/dl" \
+expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --value samples --debug-dir "$tmp/nowhere:$tmp/dl" \
 	-o link.folded
 assert_share_at_least "--debug-dir with a debuglink tree (colon list): named" 80 \
 	link.folded "$named"
@@ -84,12 +84,12 @@ assert_file_matches "a warning for a missing --debug-dir" "$XP_ERR" \
 
 say "## rebuilt after recording: one warning, and the recorded build-id's debuginfo still names it"
 cp "$XP_TARGETS/unwindme" bin/inlines
-expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --debug-dir "$tmp/dbg" \
+expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --value samples --debug-dir "$tmp/dbg" \
 	-o changed.folded
 assert_share_at_least "rebuilt binary, --debug-dir: named" 80 changed.folded "$named"
 assert_eq "rebuilt binary, --debug-dir: warnings" \
 	"$(grep -c "has changed since it was recorded" "$XP_ERR" || true)" 1
-expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded -o changed2.folded
+expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --value samples -o changed2.folded
 assert_share_at_most "rebuilt binary, no debuginfo: named" 0.99 changed2.folded "$named"
 assert_share_at_least "rebuilt binary, no debuginfo: inlines+0xOFF leaves" 80 changed2.folded \
 	'leaf:inlines\+0x[0-9a-f]+'
@@ -98,7 +98,7 @@ assert_eq "rebuilt binary, no debuginfo: warnings" \
 
 say "## deleted after recording: the debuginfo alone is enough, quietly"
 rm bin/inlines
-expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --debug-dir "$tmp/dbg" -o gone.folded
+expect_exit 0 "$XPROF" report -i s.data --no-demangle --folded --value samples --debug-dir "$tmp/dbg" -o gone.folded
 assert_share_at_least "deleted binary, --debug-dir: named" 80 gone.folded "$named"
 assert_file_empty "no warnings" "$XP_ERR"
 finish

@@ -24,6 +24,6 @@ else
 fi
 rm -rf dump
 
-expect_exit 0 "$XPROF" report -i jit.data --folded -o out.folded
+expect_exit 0 "$XPROF" report -i jit.data --folded --value samples -o out.folded
 assert_share_at_least "run_jitted;jitted_dump_loop" 80 out.folded "tail:run_jitted;jitted_dump_loop"
 finish

@@ -11,7 +11,7 @@
 skip_unless_ptrace
 
 expect_exit 0 "$XPROF" record -q -o clock.data -- "$XP_TARGETS/clockloop" 1
-expect_exit 0 "$XPROF" report -i clock.data --folded -o out.folded
+expect_exit 0 "$XPROF" report -i clock.data --folded --value samples -o out.folded
 assert_share_at_least "leaf in the vdso's clock_gettime" 30 out.folded \
 	"leaf:__(vdso|kernel)_clock_gettime"
 assert_share_at_most "unnamed [vdso] frames" 0.99 out.folded 'stack:\[vdso\]\+0x'

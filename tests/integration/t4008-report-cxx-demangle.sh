@@ -26,11 +26,11 @@ say "# xprof --version: demangler: $demangler"
 
 check_exit 0 "$XPROF" record -q -o cxx.data -- "$XP_TARGETS/cxxnames" 1
 grep -q 'mismatches=0' "$XP_OUT" || fail "cxxnames: $(cat "$XP_OUT")"
-check_exit 0 "$XPROF" report -i cxx.data --folded -o default.folded
+check_exit 0 "$XPROF" report -i cxx.data --folded --value samples -o default.folded
 if [[ -s $XP_ERR ]]; then
 	fail "report wrote to stderr: $(head -n 3 "$XP_ERR")"
 fi
-check_exit 0 "$XPROF" report -i cxx.data --folded --no-demangle -o raw.folded
+check_exit 0 "$XPROF" report -i cxx.data --folded --value samples --no-demangle -o raw.folded
 cp default.folded raw.folded "$XP_ARTIFACTS/" 2>/dev/null || true
 show_file "report" default.folded 12
 

@@ -29,9 +29,9 @@ for prog in split-nofp inlines; do
 	expect_exit 0 "$XPROF" record -o "$prog.data" -- "./$prog" 2
 	assert_file_matches "$prog: the summary says what was kept" "$XP_ERR" \
 		'kept [1-9][0-9]* new of [1-9][0-9]* sampled files'
-	expect_exit 0 "$XPROF" report -i "$prog.data" --folded -o "$prog.before"
+	expect_exit 0 "$XPROF" report -i "$prog.data" --folded --value samples -o "$prog.before"
 	rm "./$prog"
-	expect_exit 0 "$XPROF" -v report -i "$prog.data" --folded -o "$prog.after"
+	expect_exit 0 "$XPROF" -v report -i "$prog.data" --folded --value samples -o "$prog.after"
 	assert_file_matches "$prog: report -v names the copy" "$XP_ERR" \
 		"symbols of '$XP_TMP/$prog': the recorder's copy '$XPROF_CACHE_DIR/buildid/"
 	assert_files_equal "$prog: the same report without the file" "$prog.before" "$prog.after"
@@ -50,7 +50,7 @@ cp "$T/chain" app
 expect_exit 0 "$XPROF" attach -p "$XP_READY_PID" -d 3s -o replaced.data
 wait_bg app 0
 rm app
-expect_exit 0 "$XPROF" report -i replaced.data --folded -o replaced.folded
+expect_exit 0 "$XPROF" report -i replaced.data --folded --value samples -o replaced.folded
 ns_assert_split "replaced, then attached" replaced.folded
 
 say "## replaced while recorded"
@@ -60,7 +60,7 @@ wait_ready 1
 rm app
 cp "$T/chain" app
 wait_bg rec 0
-expect_exit 0 "$XPROF" report -i midrun.data --folded -o midrun.folded
+expect_exit 0 "$XPROF" report -i midrun.data --folded --value samples -o midrun.folded
 ns_assert_split "replaced mid-run" midrun.folded
 
 say "## the capture turned off"

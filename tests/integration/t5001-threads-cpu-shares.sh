@@ -30,7 +30,7 @@ for t in threads threads-nofp; do
 	say "## $t"
 	expect_exit 0 "$XPROF" record -q --mode cpu -o "$t.data" -- "$XP_TARGETS/$t" -l 4 2
 	assert_files_equal "$t: output as without xprof" threads.expected "$XP_OUT"
-	expect_exit 0 "$XPROF" report -i "$t.data" --folded -o "$t.folded"
+	expect_exit 0 "$XPROF" report -i "$t.data" --folded --value samples -o "$t.folded"
 	expect_exit 0 "$XPROF" report -i "$t.data" --flat -o "$t.flat"
 	assert_folded_format "$t.folded"
 	show_file "$t: flat profile" "$t.flat" 14

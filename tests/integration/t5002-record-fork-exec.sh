@@ -29,7 +29,7 @@ cp "$XP_OUT" forker.expected
 say "## following children"
 expect_exit 0 "$XPROF" record -q -o follow.data -- "$T/forker" 2 "$T/split" 2
 assert_files_equal "output as without xprof" forker.expected "$XP_OUT"
-expect_exit 0 "$XPROF" report -i follow.data --folded -o follow.folded
+expect_exit 0 "$XPROF" report -i follow.data --folded --value samples -o follow.folded
 expect_exit 0 "$XPROF" report -i follow.data --flat -o follow.flat
 assert_folded_format follow.folded
 show_file "flat profile" follow.flat 12
@@ -54,7 +54,7 @@ assert_share_at_most "no split code under forker" 0 follow.folded "frame:work|a|
 say "## --no-follow"
 expect_exit 0 "$XPROF" record -q --no-follow -o nofollow.data -- "$T/forker" 1 "$T/split" 1
 assert_files_equal "--no-follow: output as without xprof" forker.expected "$XP_OUT"
-expect_exit 0 "$XPROF" report -i nofollow.data --folded -o nofollow.folded
+expect_exit 0 "$XPROF" report -i nofollow.data --folded --value samples -o nofollow.folded
 assert_folded_format nofollow.folded
 assert_samples_at_least "--no-follow: the parent" 500 nofollow.folded
 assert_share_at_least "--no-follow: parent_work" 90 nofollow.folded "chain:main;parent_work"

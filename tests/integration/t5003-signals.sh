@@ -101,7 +101,7 @@ signal_storm "$pid"
 kill -USR1 "$pid"
 wait_bg record 0
 assert_eq "record: counts" "$(cat "$XP_TMP/record.out")" "$expected"
-expect_exit 0 "$XPROF" report -i record.data --folded -o record.folded
+expect_exit 0 "$XPROF" report -i record.data --folded --value samples -o record.folded
 assert_samples_at_least "record" 20 record.folded
 assert_share_at_least "record: in busy" 90 record.folded frame:busy
 
@@ -131,7 +131,7 @@ kill -USR1 "$pid"
 wait_bg target 0
 assert_eq "attach: counts" "$(cat "$XP_TMP/target.out")" \
 	"sigtarget: rtmin=3000 sum=4501500 cont=6"
-expect_exit 0 "$XPROF" report -i attach.data --folded -o attach.folded
+expect_exit 0 "$XPROF" report -i attach.data --folded --value samples -o attach.folded
 assert_samples_at_least "attach" 20 attach.folded
 assert_share_at_least "attach: in busy" 90 attach.folded frame:busy
 

@@ -41,7 +41,7 @@ for mode in wall cpu; do
 		"$XP_TARGETS/sleeper" 3
 	cp "$XP_ERR" "$mode.truth"
 	assert_files_equal "$mode: output as without xprof" sleeper.expected "$XP_OUT"
-	expect_exit 0 "$XPROF" report -i "$mode.data" --folded -o "$mode.folded"
+	expect_exit 0 "$XPROF" report -i "$mode.data" --folded --value samples -o "$mode.folded"
 	expect_exit 0 "$XPROF" report -i "$mode.data" --flat -o "$mode.flat"
 	assert_folded_format "$mode.folded"
 	show_file "$mode: flat profile" "$mode.flat" 10

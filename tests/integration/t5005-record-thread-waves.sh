@@ -43,7 +43,7 @@ if [[ $threads && $threads -ge 257 ]]; then
 else
 	fail "'${threads:-?}' threads seen (want >= 257)"
 fi
-expect_exit 0 "$XPROF" report -i waves.data --folded -o waves.folded
+expect_exit 0 "$XPROF" report -i waves.data --folded --value samples -o waves.folded
 assert_folded_format waves.folded
 assert_samples_at_least "256 threads" 1000 waves.folded
 assert_share_at_least "in worker_wave;wave_work" 70 waves.folded "chain:worker_wave;wave_work"

@@ -32,7 +32,7 @@ for t in execer execer-nofp; do
 	done
 	expect_exit 0 "$XPROF" record -q -o "$t.data" -- "$t.links/step-20" -d "$t.links" 20 1
 	assert_files_equal "$t: output as without xprof" execer.expected "$XP_OUT"
-	expect_exit 0 "$XPROF" report -i "$t.data" --folded -o "$t.folded"
+	expect_exit 0 "$XPROF" report -i "$t.data" --folded --value samples -o "$t.folded"
 	assert_folded_format "$t.folded"
 
 	assert_share_at_least "$t: every sample under a step-NN name" 100 "$t.folded" \

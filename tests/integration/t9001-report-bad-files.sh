@@ -54,7 +54,7 @@ one_error() {
 }
 
 cp "$XP_DATA/fuzz/datafile/forker.xprof" good.data
-expect_exit 0 "$XPROF" report -i good.data --folded -o good.folded
+expect_exit 0 "$XPROF" report -i good.data --folded --value samples -o good.folded
 assert_folded_format good.folded
 good_total=$(folded_total good.folded)
 say "  whole file: $good_total samples in $(wc -l <good.folded) stacks, $(stat -c %s good.data) bytes"
@@ -69,7 +69,7 @@ head -c 24 good.data >header.data
 perl -e 'local $/; my $d = <STDIN>; substr($d, 8, 2) = pack("v", 2); print $d' \
 	<good.data >v2.data
 for f in empty.data /dev/null text.data random.data dir.data missing.data header.data v2.data; do
-	check_exit 1 "$XPROF" report -i "$f" --folded -o out.folded
+	check_exit 1 "$XPROF" report -i "$f" --folded --value samples -o out.folded
 	assert_error_line "$f" "$XP_ERR"
 	assert_file_matches "$f: the message names it" "$XP_ERR" "^xprof: error: .*'$f'"
 	assert_file_empty "$f: nothing on stdout" "$XP_OUT"
@@ -102,7 +102,7 @@ for c in "${cuts[@]}"; do
 	((c < size)) || continue
 	n_cuts=$((n_cuts + 1))
 	head -c "$c" good.data >cut.data
-	status_of "$XPROF" report -i cut.data --folded -o cut.folded
+	status_of "$XPROF" report -i cut.data --folded --value samples -o cut.folded
 	warn=$(grep -c "^xprof: warning: 'cut.data'" run.err || true)
 	case $st in
 	"exit 0")
@@ -158,7 +158,7 @@ for m in mut/*; do
 	n_mut=$((n_mut + 1))
 	kind=${m#mut/}
 	cp "$m" mut.data
-	status_of "$XPROF" report -i mut.data --folded -o mut.folded
+	status_of "$XPROF" report -i mut.data --folded --value samples -o mut.folded
 	case $st in
 	"exit 0")
 		n_ok=$((n_ok + 1))
@@ -190,21 +190,21 @@ say "  $n_mut mutated files: $n_ok reported, $n_refused refused with one error, 
 say "## outputs that cannot be written"
 # A file whose symbols cannot be found does not warn (no path to open): errors come first.
 perl "$XP_LIB/mkdata.pl" quiet.data "[anon]"
-expect_exit 0 "$XPROF" report -i quiet.data --folded -o quiet.folded
+expect_exit 0 "$XPROF" report -i quiet.data --folded --value samples -o quiet.folded
 assert_file_empty "canned file: no warnings" "$XP_ERR"
 mkdir outdir
 for o in outdir nodir/x.folded /dev/full; do
-	check_exit 1 "$XPROF" report -i quiet.data --folded -o "$o"
+	check_exit 1 "$XPROF" report -i quiet.data --folded --value samples -o "$o"
 	assert_error_line "-o $o" "$XP_ERR"
 	assert_file_matches "-o $o: names it" "$XP_ERR" "^xprof: error: cannot (create|write) '$o'"
 done
 # shellcheck disable=SC2016 # $0 is expanded by that shell
-check_exit 1 sh -c 'exec "$0" report -i quiet.data --folded >/dev/full' "$XPROF"
+check_exit 1 sh -c 'exec "$0" report -i quiet.data --folded --value samples >/dev/full' "$XPROF"
 assert_error_line "stdout on /dev/full" "$XP_ERR"
 assert_file_matches "stdout on /dev/full: says so" "$XP_ERR" \
 	'^xprof: error: cannot write standard output: No space left on device'
 printf 'keep me\n' >keep.folded
-check_exit 1 "$XPROF" report -i random.data --folded -o keep.folded
+check_exit 1 "$XPROF" report -i random.data --folded --value samples -o keep.folded
 assert_eq "a failed report leaves -o alone" "$(cat keep.folded)" "keep me"
 
 # Read-only: chmod does not stop root, a read-only mount does.
@@ -220,7 +220,7 @@ else
 	say "# no read-only directory here (root without mount): skipping -o in one"
 fi
 if [[ $ro_how ]]; then
-	check_exit 1 "$XPROF" report -i quiet.data --folded -o ro/x.folded
+	check_exit 1 "$XPROF" report -i quiet.data --folded --value samples -o ro/x.folded
 	assert_error_line "-o in $ro_how" "$XP_ERR"
 	assert_file_matches "-o in $ro_how: names it" "$XP_ERR" "^xprof: error: cannot create 'ro/x.folded'"
 	if ((EUID == 0)); then

@@ -52,7 +52,7 @@ assert_file_matches "a hint says what became of sampling and the file" "$XP_ERR"
 assert_file_lacks "no summary claiming the file was written" "$XP_ERR" "wrote 'full/rec.data'"
 show_file "record's stderr" "$XP_ERR"
 say "# data file: $(stat -c %s full/rec.data) bytes"
-expect_exit 0 "$XPROF" report -i full/rec.data --folded -o rec.folded
+expect_exit 0 "$XPROF" report -i full/rec.data --folded --value samples -o rec.folded
 assert_file_matches "report warns about the cut tail" "$XP_ERR" \
 	"^xprof: warning: 'full/rec.data': .*|^xprof: warning: 'full/rec.data' is truncated"
 assert_eq "report: exactly one warning" "$(grep -c '^xprof: warning:' "$XP_ERR")" 1
@@ -96,7 +96,7 @@ done
 assert_eq "the target's threads run on, untraced" "${bad:-ok}" "ok"
 wait_bg target 0
 assert_files_equal "the target's output is as without xprof" plain.out "$XP_TMP/target.out"
-expect_exit 0 "$XPROF" report -i full/att.data --folded -o att.folded
+expect_exit 0 "$XPROF" report -i full/att.data --folded --value samples -o att.folded
 assert_samples_at_least "attach: what was written before the error" 100 att.folded
 
 umount "$XP_TMP/full"

@@ -27,7 +27,7 @@ paths=("$XP_TMP/fifo" "$XP_TMP/dir" /dev/zero /dev/urandom /dev/tty /proc/self/m
 perl "$XP_LIB/mkdata.pl" hostile.data --comm $'evil\n;name\033[2J' "${paths[@]}"
 say "# data file: $(stat -c %s hostile.data) bytes, ${#paths[@]} mappings"
 
-expect_exit 0 "$XPROF" report -i hostile.data --folded -o hostile.folded
+expect_exit 0 "$XPROF" report -i hostile.data --folded --value samples -o hostile.folded
 show_file "report's stderr" "$XP_ERR" 20
 assert_folded_format hostile.folded
 assert_eq "one stack" "$(wc -l <hostile.folded)" 1

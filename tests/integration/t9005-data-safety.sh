@@ -53,7 +53,7 @@ else
 fi
 assert_eq "the new output is private" "$(stat -c %a keep.data)" 600
 assert_eq "nothing left beside it" "$(leftovers keep.data)" ""
-expect_exit 0 "$XPROF" report -i keep.data --folded -o keep.folded
+expect_exit 0 "$XPROF" report -i keep.data --folded --value samples -o keep.folded
 assert_folded_format keep.folded
 
 say "## report of a hostile file stays bounded"
@@ -81,7 +81,7 @@ size=$(stat -c %s hostile.data)
 bound=$(((64 << 20) + 32 * size))
 say "# hostile.data: $size bytes; output bound $bound bytes"
 cp hostile.data hostile.orig
-expect_exit 0 "$XPROF" report -i hostile.data --folded -o hostile.folded
+expect_exit 0 "$XPROF" report -i hostile.data --folded --value samples -o hostile.folded
 show_file "report's stderr" "$XP_ERR"
 assert_file_matches "warns about the depth" "$XP_ERR" \
 	"^xprof: warning: 'hostile.data': stack id 1 has 70000 frames, .*cutting .* to 65536$"
@@ -118,7 +118,7 @@ oom_runs() {
 
 cp keep.data keep.copy
 oom_after() { :; }
-oom_runs report "$XPROF" report -i keep.data --folded -o oom.folded
+oom_runs report "$XPROF" report -i keep.data --folded --value samples -o oom.folded
 assert_files_equal "the data file read is unchanged" keep.copy keep.data
 
 # After each failed record: the output is in place (or was never made), readable.

@@ -27,7 +27,7 @@ for mode in cpu wall; do
 	else
 		fail "$mode: ${threads:-no} threads seen, want 257"
 	fi
-	expect_exit 0 "$XPROF" report -i "$mode.data" --folded -o "$mode.folded"
+	expect_exit 0 "$XPROF" report -i "$mode.data" --folded --value samples -o "$mode.folded"
 	assert_folded_format "$mode.folded"
 	assert_samples_at_least "$mode" 300 "$mode.folded"
 done

@@ -25,7 +25,7 @@ if ((${procs:-0} >= 101)); then
 else
 	fail "${procs:-no} processes seen, want 101"
 fi
-expect_exit 0 "$XPROF" report -i storm.data --folded -o storm.folded
+expect_exit 0 "$XPROF" report -i storm.data --folded --value samples -o storm.folded
 assert_folded_format storm.folded
 assert_samples_at_least "storm" 150 storm.folded
 assert_share_at_least "samples in storm_work" 50 storm.folded "frame:storm_work"

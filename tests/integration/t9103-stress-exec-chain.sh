@@ -25,7 +25,7 @@ execs=$(perl -e 'local $/; my $d = <STDIN>; my ($o, $n) = (24, 0);
 		$n++ if $t == 1 && (unpack("V", substr($d, $o + 8 + 16, 4)) & 1);
 		$o += 8 + $len } print "$n\n"' <chain.data)
 assert_eq "one exec record per image" "$execs" 51
-expect_exit 0 "$XPROF" report -i chain.data --folded -o chain.folded
+expect_exit 0 "$XPROF" report -i chain.data --folded --value samples -o chain.folded
 assert_folded_format chain.folded
 assert_samples_at_least "chain" 100 chain.folded
 assert_share_at_least "samples in chain_work" 50 chain.folded "frame:chain_work"

@@ -27,7 +27,7 @@ cp "$XP_OUT" exit.plain
 for i in 1 2 3 4 5; do
 	expect_exit 3 "$XPROF" record -q -F 9999 -o "exit$i.data" -- "$T/churn" exit 8 200
 	assert_files_equal "run $i: output as without xprof" exit.plain "$XP_OUT"
-	expect_exit 0 "$XPROF" report -i "exit$i.data" --folded -o "exit$i.folded"
+	expect_exit 0 "$XPROF" report -i "exit$i.data" --folded --value samples -o "exit$i.folded"
 done
 cat exit?.folded >exit.folded
 assert_share_at_least "samples in exit_work (5 runs)" 50 exit.folded "frame:exit_work"
@@ -37,7 +37,7 @@ for i in 1 2 3 4 5; do
 	expect_exit 0 "$XPROF" record -q -F 9999 -o "short$i.data" -- "$T/exits" code 0 0.05
 	assert_eq "run $i: output as without xprof" "$(cat "$XP_OUT")" "exits: code 0"
 done
-expect_exit 0 "$XPROF" report -i short5.data --folded -o short.folded
+expect_exit 0 "$XPROF" report -i short5.data --folded --value samples -o short.folded
 assert_samples_at_least "a 50 ms run" 10 short.folded
 
 say "## threads created and exiting, thousands a second"
@@ -51,7 +51,7 @@ if ((${threads:-0} >= 1000)); then
 else
 	fail "${threads:-no} threads seen, want at least 1000"
 fi
-expect_exit 0 "$XPROF" report -i churn.data --folded -o churn.folded
+expect_exit 0 "$XPROF" report -i churn.data --folded --value samples -o churn.folded
 assert_folded_format churn.folded
 assert_samples_at_least "churn" 100 churn.folded
 

@@ -41,7 +41,7 @@ if [[ $verdict == ok* ]]; then
 else
 	fail "${verdict#bad } (want >= 500/s, <= 5% failed)"
 fi
-expect_exit 0 "$XPROF" report -i hf.data --folded -o hf.folded
+expect_exit 0 "$XPROF" report -i hf.data --folded --value samples -o hf.folded
 assert_folded_format hf.folded
 assert_share_at_least "samples in thread_work" 90 hf.folded "chain:worker;thread_work"
 

@@ -80,7 +80,7 @@ assert_file_matches "record says how the command died" "$XP_ERR" \
 prof_core=$(core_info prof)
 say "  core file: $prof_core"
 assert_eq "the same core as without xprof (type, program, signal)" "$prof_core" "$plain_core"
-expect_exit 0 "$XPROF" report -i crash.data --folded -o crash.folded
+expect_exit 0 "$XPROF" report -i crash.data --folded --value samples -o crash.folded
 assert_folded_format crash.folded
 assert_share_at_least "samples in crash_spin" 80 crash.folded "frame:crash_spin"
 

@@ -158,5 +158,5 @@ BEGIN {
 END {
 	if (failed)
 		exit 2
-	printf "%d %d %d\n", hits, considered, total
+	printf "%.0f %.0f %.0f\n", hits, considered, total
 }

@@ -208,6 +208,17 @@ static int test_folded_canned(void)
 	agg_init(&a);
 	agg_build(&a, &p, table_resolve, NULL);
 	text = render(&out_folded, &a);
+	/* Weights by default, as every format: helper's two samples weigh 3 each. */
+	T_EQ_STR(text, "app 1\n"
+		       "app;0xdead 1\n"
+		       "app;[truncated];run;work 1\n"
+		       "app;main;rec;rec;rec 1\n"
+		       "app;main;run;work 6\n"
+		       "app;main;run;work;helper 6\n"
+		       "worker;thread_start;work 2\n");
+	free(text);
+	/* --value samples: counts. */
+	text = render_opts(&out_folded, &a, &(struct out_opts){.samples = true});
 	agg_release(&a);
 	profile_release(&p);
 	T_EQ_STR(text, "app 1\n"
@@ -462,7 +473,7 @@ static int test_per_thread(void)
 		       "app/100;[truncated];run;work 1\n"
 		       "app/100;main;rec;rec;rec 1\n"
 		       "app/100;main;run;work 6\n"
-		       "app/100;main;run;work;helper 2\n"
+		       "app/100;main;run;work;helper 6\n"
 		       "worker/200;thread_start;work 2\n");
 	free(text);
 	/* Left out: 0xdead, [truncated] and main's rec. */

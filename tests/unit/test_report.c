@@ -400,6 +400,7 @@ static int test_syscall_names_by_machine(void)
 	int fd;
 
 	o.format = REPORT_FOLDED;
+	o.value_samples = true;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		strcpy(path, "/tmp/xprof-test-sys-XXXXXX");
 		fd = mkstemp(path);
