@@ -67,6 +67,13 @@ enum report_format {
 
 #define REPORT_MAX_FILTER 64 /* values in each of --pid, --tid, --comm */
 
+/* One end of --time: a time since the start of recording, or a percentage of the run. */
+struct report_time {
+	bool set; /* false: open (the start, or the end) */
+	bool pct; /* @v is a percentage of the span from the first to the last sample */
+	double v; /* ns, or percent */
+};
+
 struct report_opts {
 	const char *input;  /* "-": standard input */
 	const char *output; /* NULL or "-": standard output */
@@ -87,6 +94,8 @@ struct report_opts {
 	bool no_demangle;   /* keep symbol names mangled */
 	bool header_only;   /* print the recording's meta data and statistics only */
 	struct xp_strlist debug_dirs; /* --debug-dir, each a colon-separated list */
+	const char *time_arg;	      /* --time as given */
+	struct report_time time_from, time_to;
 };
 #define REPORT_OPTS_INIT                                                                           \
 	{                                                                                          \

@@ -114,6 +114,63 @@ static int parse_ids(const char *arg, const char *opt, pid_t *out, size_t *nr)
 	return 0;
 }
 
+/*
+ * One end of --time: empty (open), "<n>%" or a time since the start of
+ * recording, "<n>" in seconds or with a unit (ns, us, ms, s, m).  0 or -1.
+ */
+static int parse_time_point(const char *s, size_t len, struct report_time *t)
+{
+	static const struct {
+		const char *suffix;
+		double ns;
+	} units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"m", 60e9}};
+	char buf[64], *end;
+	size_t i;
+
+	*t = (struct report_time){0};
+	if (!len)
+		return 0;
+	if (len >= sizeof(buf) || !strchr("0123456789.", s[0]))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	t->v = strtod(buf, &end);
+	if (errno || end == buf || !(t->v >= 0 && t->v < 1e15))
+		return -1;
+	t->set = true;
+	if (!strcmp(end, "%")) {
+		t->pct = true;
+		return t->v <= 100 ? 0 : -1;
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].suffix)) {
+			t->v *= units[i].ns;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* --time FROM,TO into opts->time_from and time_to.  0, or 2 after a usage error. */
+static int parse_time(struct report_opts *opts)
+{
+	const char *arg = opts->time_arg, *comma = strchr(arg, ',');
+	struct report_time *from = &opts->time_from, *to = &opts->time_to;
+
+	if (!comma || strchr(comma + 1, ',') ||
+	    parse_time_point(arg, (size_t)(comma - arg), from) ||
+	    parse_time_point(comma + 1, strlen(comma + 1), to) || (!from->set && !to->set) ||
+	    (from->set && to->set && from->pct == to->pct && from->v > to->v))
+		return xp_usage_error(
+		    &report_help,
+		    "invalid value '%s' for --time (expected FROM,TO: times since "
+		    "the start like 1.5 or 200ms, or percentages of the run like "
+		    "10%%, either may be empty)",
+		    arg);
+	return 0;
+}
+
 /* "a,b" into opts->comms, copied into opts->comm_buf.  0, or 2 after a usage error. */
 static int parse_comms(struct report_opts *opts)
 {
@@ -233,6 +290,12 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .value = &opts->comm_arg,
 	     .argh = "<name>[,<name>...]",
 	     .help = "only samples of processes or threads with these names"},
+	    {.long_name = "time",
+	     .type = XP_OPT_STRING,
+	     .value = &opts->time_arg,
+	     .argh = "<from>,<to>",
+	     .help = "only samples in this window: times since the start (1.5, 200ms), or % "
+		     "of the run"},
 	    {.long_name = "per-thread",
 	     .type = XP_OPT_FLAG,
 	     .value = &opts->per_thread,
@@ -291,6 +354,8 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	if (opts->tid_arg && parse_ids(opts->tid_arg, "--tid", opts->tids, &opts->nr_tids))
 		return XP_EXIT_USAGE;
 	if (opts->comm_arg && parse_comms(opts))
+		return XP_EXIT_USAGE;
+	if (opts->time_arg && parse_time(opts))
 		return XP_EXIT_USAGE;
 	return XP_EXIT_OK;
 }
@@ -387,6 +452,38 @@ static void fill_out_opts(const struct report_opts *opts, const struct profile *
 		oo->wall = v != 0;
 }
 
+/* One end of --time in ns since the start of recording; @first..@last is the run. */
+static uint64_t time_point(const struct report_time *t, uint64_t first, uint64_t last,
+			   uint64_t open)
+{
+	if (!t->set)
+		return open;
+	if (t->pct)
+		return first + (uint64_t)((double)(last - first) * t->v / 100.0 + 0.5);
+	return (uint64_t)t->v;
+}
+
+/* --time as a range of sample times of @p (the run: from its first sample to its last). */
+static void time_range(const struct report_opts *opts, const struct profile *p, struct agg_opts *ao)
+{
+	uint64_t first = UINT64_MAX, last = 0;
+	size_t i;
+
+	if (!opts->time_from.set && !opts->time_to.set)
+		return;
+	for (i = 0; i < p->nr_samples; i++) {
+		if (p->samples[i].t < first)
+			first = p->samples[i].t;
+		if (p->samples[i].t > last)
+			last = p->samples[i].t;
+	}
+	if (first > last)
+		first = last = 0;
+	ao->time_range = true;
+	ao->t_from = time_point(&opts->time_from, first, last, 0);
+	ao->t_to = time_point(&opts->time_to, first, last, UINT64_MAX);
+}
+
 /*
  * The most a report writes: 64 MiB, and 32 bytes per byte of the data file
  * (a recording's reports are a fraction of that).  Only a hostile file asks
@@ -443,6 +540,7 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	if (opts->per_thread)
 		ao.flags |= AGG_THREAD_FRAME;
 	fill_out_opts(opts, p, &run->oo);
+	time_range(opts, p, &ao);
 	agg_build_opts(&run->a, p, &ao, resolve_frame, &run->r);
 	if (run->a.cut_names)
 		xp_warn("'%s': %llu frame names longer than %d bytes, which no program has; "

@@ -282,6 +282,8 @@ static bool has_name(const char *const *list, size_t nr, const char *name)
 static bool sample_wanted(const struct profile *p, const struct agg_opts *o,
 			  const struct profile_sample *s)
 {
+	if (o->time_range && (s->t < o->t_from || s->t > o->t_to))
+		return false;
 	if (o->nr_pids && !has_pid(o->pids, o->nr_pids, s->pid))
 		return false;
 	if (o->nr_tids && !has_pid(o->tids, o->nr_tids, s->tid))

@@ -12,6 +12,7 @@
 #ifndef XPROF_SRC_AGGREGATE_H
 #define XPROF_SRC_AGGREGATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -91,7 +92,9 @@ enum agg_flags {
  * Which samples to keep.  Each list is empty (no condition) or the values
  * one of which must match; a sample must pass every non-empty list.  A
  * name matches the process's name or the thread's (as profile_comm and
- * profile_thread_comm give them at the sample's time).
+ * profile_thread_comm give them at the sample's time).  With @time_range,
+ * a sample must also have its time (ns since the start of recording) in
+ * [@t_from, @t_to].
  */
 struct agg_opts {
 	unsigned int flags; /* enum agg_flags */
@@ -101,6 +104,8 @@ struct agg_opts {
 	size_t nr_tids;
 	const char *const *comms;
 	size_t nr_comms;
+	bool time_range;
+	uint64_t t_from, t_to;
 };
 
 struct agg {
