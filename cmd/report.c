@@ -28,6 +28,8 @@
 static const char *const report_usage[] = {
     "xprof report [-i <file>] [-o <file>] [--flat | --tree] [--sort self|total] [--limit <n>]\n"
     "                    [--min-percent <p>] [<filters>]",
+    "xprof report --diff <base> [-i <file>] [-o <file>] [--flat | --tree | --folded |\n"
+    "                    --flamegraph] [<filters>]",
     "xprof report [-i <file>] [-o <file>] --folded | --flamegraph | --pprof | --speedscope\n"
     "                    [<filters>]",
     NULL,
@@ -251,6 +253,12 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	     .argh = "<format>",
 	     .help = "the same by name: folded, flat, tree, flamegraph, pprof, speedscope",
 	     .choices = format_choices},
+	    {.long_name = "diff",
+	     .type = XP_OPT_STRING,
+	     .value = &opts->diff_base,
+	     .argh = "<base>",
+	     .help = "compare with the data file <base>: changes of each share (flat, tree, "
+		     "folded, flamegraph)"},
 	    {.long_name = "sort",
 	     .type = XP_OPT_CHOICE,
 	     .value = &sort,
@@ -357,6 +365,13 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 		return XP_EXIT_USAGE;
 	if (opts->time_arg && parse_time(opts))
 		return XP_EXIT_USAGE;
+	if (opts->diff_base && !(format_ops(opts->format)->flags & OUT_DIFF))
+		return xp_usage_error(&report_help,
+				      "option '--diff' applies only to --flat, --tree, --folded and "
+				      "--flamegraph");
+	if (opts->diff_base && opts->header_only)
+		return xp_usage_error(&report_help,
+				      "options '--diff' and '--header-only' cannot be used together");
 	return XP_EXIT_OK;
 }
 
@@ -497,6 +512,7 @@ struct report_run {
 	const char *name; /* of the data file */
 	uint64_t max_out; /* bytes the report may write */
 	char *symfs;	  /* --symfs made absolute, or NULL */
+	char *base_title; /* --diff: the base file's name */
 	const struct out_ops *ops;
 	struct resolver r;
 	struct out_opts oo;
@@ -522,6 +538,7 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	run->symfs = NULL;
 	run->name = p->name;
 	run->max_out = REPORT_OUT_BASE + REPORT_OUT_PER_BYTE * p->good_bytes;
+	run->base_title = NULL;
 	agg_init(&run->a);
 	run->ops = format_ops(opts->format);
 	run->r = (struct resolver){p, new_symbolizer(opts, p), NULL};
@@ -604,6 +621,7 @@ static int report_write(struct report_run *run, FILE *out)
 static void report_done(struct report_run *run)
 {
 	free(run->symfs);
+	free(run->base_title);
 	agg_release(&run->a);
 	symbolizer_free(run->r.sym);
 }
@@ -681,6 +699,34 @@ void report_write_header(const struct profile *p, FILE *out)
 	free(keep);
 }
 
+static int load(struct profile *p, const char *input, bool allow_empty);
+
+/*
+ * --diff: load the base profile, aggregate it as @run's and add it to
+ * @run as the base of a comparison.  0, or -1 after printing an error.
+ */
+static int add_base(const struct report_opts *opts, struct report_run *run)
+{
+	struct report_run base_run;
+	struct profile base;
+	int ret;
+
+	memset(&base_run, 0, sizeof(base_run));
+	profile_init(&base);
+	ret = load(&base, opts->diff_base, false);
+	if (!ret)
+		ret = report_prepare(opts, &base, &base_run);
+	if (!ret) {
+		agg_add_base(&run->a, &base_run.a);
+		/* The names are copied: the base's title must outlive its profile. */
+		run->base_title = xp_strdup(base.name);
+		run->oo.base_title = run->base_title;
+	}
+	report_done(&base_run);
+	profile_release(&base);
+	return ret;
+}
+
 static int load(struct profile *p, const char *input, bool allow_empty)
 {
 	bool is_stdin = !strcmp(input, "-");
@@ -736,7 +782,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (opts.header_only) {
 		memset(&run, 0, sizeof(run));
-	} else if (report_prepare(&opts, &p, &run)) {
+	} else if (report_prepare(&opts, &p, &run) ||
+		   (opts.diff_base && add_base(&opts, &run))) {
 		report_done(&run);
 		profile_release(&p);
 		return XP_EXIT_FAIL;

@@ -40,10 +40,14 @@ static void table_reserve(struct table *t, size_t nr, uint64_t (*hash_of)(const 
 {
 	size_t i, j;
 
+	size_t cap = t->cap ? t->cap : 1024;
+
 	if ((nr + 1) * 4 <= t->cap * 3)
 		return;
+	while ((nr + 1) * 4 > cap * 3)
+		cap *= 2;
 	free(t->slots);
-	t->cap = t->cap ? t->cap * 2 : 1024;
+	t->cap = cap;
 	t->slots = xp_calloc(t->cap, sizeof(*t->slots));
 	for (i = 0; i < nr; i++) {
 		j = (size_t)hash_of(ctx, i) & (t->cap - 1);
@@ -145,8 +149,8 @@ static bool stack_equal(const struct agg_stack *x, const struct agg_stack *y)
 	       (!x->locs || !memcmp(x->locs, y->locs, x->nr * sizeof(*x->locs)));
 }
 
-/* Add @key's samples to the equal stack, or a copy of @key as a new one. */
-static void add_stack(struct agg *a, struct table *t, const struct agg_stack *key)
+/* Add @key's samples to the equal stack, or a copy of @key as a new one; returns that stack. */
+static struct agg_stack *add_stack(struct agg *a, struct table *t, const struct agg_stack *key)
 {
 	struct agg_stack *s;
 	uint32_t *copy;
@@ -158,7 +162,7 @@ static void add_stack(struct agg *a, struct table *t, const struct agg_stack *ke
 		if (stack_equal(s, key)) {
 			s->count += key->count;
 			s->weight += key->weight;
-			return;
+			return s;
 		}
 	}
 	xp_grow((void **)&a->stacks, &a->alloc_stacks, a->nr_stacks + 1, sizeof(*a->stacks));
@@ -173,6 +177,7 @@ static void add_stack(struct agg *a, struct table *t, const struct agg_stack *ke
 		s->locs = copy;
 	}
 	t->slots[j] = ++a->nr_stacks;
+	return s;
 }
 
 static int cmp_u32(uint32_t x, uint32_t y)
@@ -200,6 +205,13 @@ static int cmp_stack(const void *x, const void *y, void *ctx)
 	for (i = 0; !c && a->locs && i < a->nr; i++)
 		c = cmp_u32(a->locs[i], b->locs[i]);
 	return c;
+}
+
+static void sort_stacks(struct agg *a)
+{
+	/* Never qsort(NULL, 0): glibc declares the array nonnull (UBSan aborts on it). */
+	if (a->nr_stacks > 1)
+		qsort_r(a->stacks, a->nr_stacks, sizeof(*a->stacks), cmp_stack, a->names);
 }
 
 /* ---- locations ----------------------------------------------------------- */
@@ -442,9 +454,7 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 		a->total_count += g->count;
 		a->total_weight += g->weight;
 	}
-	/* Never qsort(NULL, 0): glibc declares the array nonnull (UBSan aborts on it). */
-	if (a->nr_stacks > 1)
-		qsort_r(a->stacks, a->nr_stacks, sizeof(*a->stacks), cmp_stack, a->names);
+	sort_stacks(a);
 	free(frames);
 	free(flocs);
 	free(gs.g);
@@ -452,6 +462,48 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 	free(names.slots);
 	free(stacks.slots);
 	free(locs.slots);
+}
+
+void agg_add_base(struct agg *a, const struct agg *base)
+{
+	struct table names = {0}, stacks = {0};
+	uint32_t *frames = xp_malloc(sizeof(*frames)), *map;
+	unsigned long alloc = 1;
+	size_t i, j;
+
+	if ((a->flags | base->flags) & AGG_LOCATIONS)
+		XP_BUG("a comparison of profiles with code locations");
+	/* The tables of @a, then @base's names as ids of @a. */
+	table_reserve(&names, a->nr_names, name_hash_of, a);
+	table_reserve(&stacks, a->nr_stacks, stack_hash_of, a);
+	map = xp_malloc((base->nr_names + 1) * sizeof(*map));
+	for (i = 0; i < base->nr_names; i++)
+		map[i] = intern(a, &names, base->names[i]);
+	for (i = 0; i < base->nr_stacks; i++) {
+		const struct agg_stack *b = &base->stacks[i];
+		struct agg_stack key = {
+		    .comm = map[b->comm],
+		    .thread = b->thread == AGG_NONE ? AGG_NONE : map[b->thread],
+		    .nr = b->nr,
+		};
+		struct agg_stack *s;
+
+		xp_grow((void **)&frames, &alloc, (unsigned long)b->nr + 1, sizeof(*frames));
+		for (j = 0; j < b->nr; j++)
+			frames[j] = map[b->frames[j]];
+		key.frames = frames;
+		s = add_stack(a, &stacks, &key);
+		s->base_count += b->count;
+		s->base_weight += b->weight;
+	}
+	a->has_base = true;
+	a->base_total_count = base->total_count;
+	a->base_total_weight = base->total_weight;
+	sort_stacks(a);
+	free(map);
+	free(frames);
+	free(names.slots);
+	free(stacks.slots);
 }
 
 void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, void *ctx)

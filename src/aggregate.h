@@ -79,6 +79,8 @@ struct agg_stack {
 	const uint32_t *locs;
 	uint64_t count;	 /* samples */
 	uint64_t weight; /* sum of their weights */
+	/* After agg_add_base: the samples and weight of this stack in the base profile. */
+	uint64_t base_count, base_weight;
 };
 
 enum agg_flags {
@@ -124,6 +126,9 @@ struct agg {
 	unsigned int flags;   /* enum agg_flags the stacks were built with */
 	struct agg_loc *locs; /* AGG_LOCATIONS */
 	size_t nr_locs;
+	/* agg_add_base was called: the stacks carry a base profile's samples too. */
+	bool has_base;
+	uint64_t base_total_count, base_total_weight;
 
 	unsigned long alloc_names, alloc_stacks, alloc_locs;
 };
@@ -140,6 +145,17 @@ void agg_release(struct agg *a);
  */
 void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opts *opts,
 		    agg_resolve_fn resolve, void *ctx);
+
+/*
+ * Make @a a comparison: add every stack of @base (aggregated with the same
+ * flags, without AGG_LOCATIONS) as base_count and base_weight to the stack
+ * of @a with the same names, or as a new stack that @a lacks (count and
+ * weight 0).  Stacks are matched by names only (process name, thread
+ * label, frames), since the two profiles come from different runs.  @a's
+ * totals stay its own; @base's are in base_total_*.  Filtered counts are
+ * @a's.
+ */
+void agg_add_base(struct agg *a, const struct agg *base);
 
 /* agg_build_opts without options. */
 void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, void *ctx);

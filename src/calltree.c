@@ -110,6 +110,18 @@ void calltree_add(struct calltree *t, const uint32_t *frames, uint32_t nr, uint6
 	t->nodes[node].self_weight += weight;
 }
 
+void calltree_add_base(struct calltree *t, const uint32_t *frames, uint32_t nr, uint64_t base)
+{
+	uint32_t node = 0, i;
+
+	t->nodes[0].base_total += base;
+	for (i = 0; i < nr; i++) {
+		node = child(t, node, frames[i]);
+		t->nodes[node].base_total += base;
+	}
+	t->nodes[node].base_self += base;
+}
+
 uint32_t *calltree_children(const struct calltree *t, uint32_t node,
 			    int (*cmp)(const void *, const void *, void *), void *ctx, size_t *nr)
 {

@@ -21,6 +21,7 @@ struct calltree_node {
 	uint32_t nr_children;
 	uint32_t depth; /* 0 for the root */
 	uint64_t self_count, self_weight, total_count, total_weight;
+	uint64_t base_self, base_total; /* calltree_add_base: a base profile's values */
 };
 
 struct calltree {
@@ -40,6 +41,13 @@ void calltree_release(struct calltree *t);
 /* Add the stack @frames (@nr name ids, root first) with its samples. */
 void calltree_add(struct calltree *t, const uint32_t *frames, uint32_t nr, uint64_t count,
 		  uint64_t weight);
+
+/*
+ * Add the value @base of the stack @frames in a base profile (a
+ * comparison): to base_total along the path, to base_self at its end.
+ * Nodes only the base has are created, with zero counts and weights.
+ */
+void calltree_add_base(struct calltree *t, const uint32_t *frames, uint32_t nr, uint64_t base);
 
 /*
  * The children of @node, sorted with @cmp (qsort_r style, on node indices,

@@ -12,12 +12,14 @@ int out_write_opts(const struct out_ops *ops, FILE *f, const struct agg *a,
 {
 	static const struct out_opts defaults;
 	const struct out_opts *oo = opts ? opts : &defaults;
-	bool by_count = oo->samples || !a->total_weight;
+	bool by_count = oo->samples || !a->total_weight || (a->has_base && !a->base_total_weight);
 	struct out o = {
 	    .ops = ops,
 	    .f = f,
 	    .info = {(const char *const *)a->names, a->nr_names, a->total_count, a->total_weight,
-		     by_count, by_count ? a->total_count : a->total_weight, a, oo},
+		     by_count, by_count ? a->total_count : a->total_weight,
+		     a->has_base && (ops->flags & OUT_DIFF),
+		     by_count ? a->base_total_count : a->base_total_weight, a, oo},
 	};
 	size_t i;
 	int ret = 0;
@@ -29,6 +31,19 @@ int out_write_opts(const struct out_ops *ops, FILE *f, const struct agg *a,
 	if (ops->end(&o))
 		ret = -1;
 	return ret;
+}
+
+uint64_t out_base_value(const struct out *o, const struct agg_stack *s)
+{
+	return o->info.diff ? out_value(o, s->base_count, s->base_weight) : 0;
+}
+
+uint64_t out_scale_base(const struct out *o, uint64_t base_value)
+{
+	if (!o->info.base_total)
+		return 0;
+	return (uint64_t)((double)base_value * (double)o->info.total / (double)o->info.base_total +
+			  0.5);
 }
 
 int out_write(const struct out_ops *ops, FILE *f, const struct agg *a)
@@ -48,6 +63,13 @@ void out_put_name(FILE *f, const char *name)
 double out_share(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+double out_points(double now, double before)
+{
+	double d = now - before;
+
+	return d > -0.005 && d < 0.005 ? 0 : d;
 }
 
 /* Length of the valid UTF-8 sequence at @s (1..4), or 0 if it is not one. */

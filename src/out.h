@@ -28,12 +28,13 @@ enum out_sort {
 
 /* Choices of the report command line and facts about the profile. */
 struct out_opts {
-	enum out_sort sort; /* flat, tree */
-	uint64_t limit;	    /* flat: rows; tree: entries under each node; 0: no limit */
-	double min_percent; /* flat: rows, tree: entries whose share is below are left out */
-	const char *title;  /* flamegraph, speedscope, pprof comment: NULL for none */
-	const char *exe;    /* path of the main program (pprof lists its mapping first) */
-	uint64_t start_ns;  /* wall clock at the start of recording, ns since the epoch */
+	enum out_sort sort;	/* flat, tree */
+	uint64_t limit;		/* flat: rows; tree: entries under each node; 0: no limit */
+	double min_percent;	/* flat: rows, tree: entries whose share is below are left out */
+	const char *title;	/* flamegraph, speedscope, pprof comment: NULL for none */
+	const char *base_title; /* a comparison's base profile (flat, tree, flamegraph) */
+	const char *exe;	/* path of the main program (pprof lists its mapping first) */
+	uint64_t start_ns;	/* wall clock at the start of recording, ns since the epoch */
 	uint64_t duration_ns;
 	uint64_t period_ns; /* sampling period asked for; 0: unknown */
 	bool wall;	    /* weights are elapsed time (--mode wall), not CPU time */
@@ -53,6 +54,13 @@ struct out_info {
 	 */
 	bool by_count;
 	uint64_t total;
+	/*
+	 * A comparison (agg_add_base): the stacks carry the base profile's
+	 * samples too, and @base_total is the base's whole in the same unit.
+	 * Only writers with OUT_DIFF get one.
+	 */
+	bool diff;
+	uint64_t base_total;
 	const struct agg *agg;	     /* everything, for the writers that need more */
 	const struct out_opts *opts; /* never NULL */
 };
@@ -68,6 +76,7 @@ enum out_flags {
 	OUT_BINARY = 1 << 0,	/* never written to a terminal */
 	OUT_THREADS = 1 << 1,	/* wants stacks built with AGG_THREADS */
 	OUT_LOCATIONS = 1 << 2, /* wants stacks built with AGG_LOCATIONS */
+	OUT_DIFF = 1 << 3,	/* can show a comparison of two profiles (out_info.diff) */
 };
 
 struct out_ops {
@@ -104,11 +113,23 @@ void out_put_json_string(FILE *f, const char *s);
 /* Share of @part in @whole, in percent; 0 when @whole is 0. */
 double out_share(uint64_t part, uint64_t whole);
 
+/* A change of share in points, @now - @before, 0 when it rounds to 0.00 (never "-0.00"). */
+double out_points(double now, double before);
+
 /* The value a writer shows for @count samples of weight @weight (see out_info.by_count). */
 static inline uint64_t out_value(const struct out *o, uint64_t count, uint64_t weight)
 {
 	return o->info.by_count ? count : weight;
 }
+
+/* The base profile's value of @s in a comparison (0 otherwise). */
+uint64_t out_base_value(const struct out *o, const struct agg_stack *s);
+
+/*
+ * @base_value (of the base profile) scaled to the new profile's whole, so
+ * that it compares with the new profile's values (difffolded.pl -n).
+ */
+uint64_t out_scale_base(const struct out *o, uint64_t base_value);
 
 /*
  * Write every stack of @a to @f in the format of @ops, with @opts (NULL:

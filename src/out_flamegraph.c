@@ -8,6 +8,11 @@
  * root is "all", then the frames from the callers up, siblings sorted by
  * name as flamegraph.pl does.  Every frame is kept, however narrow: the
  * page culls what is too small to see at the current zoom.
+ *
+ * A comparison (report --diff) is a differential flame graph as
+ * flamegraph.pl draws one: the new profile's shape, each frame coloured
+ * by the change of its share from the base profile (red grew, blue
+ * shrank, white unchanged); frames only the base has are not drawn.
  */
 #include "out.h"
 #include "aggregate.h"
@@ -36,6 +41,8 @@ static int fg_begin(struct out *o)
 static int fg_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
 {
 	calltree_add(o->priv, s->frames, s->nr, count, weight);
+	if (o->info.diff)
+		calltree_add_base(o->priv, s->frames, s->nr, out_base_value(o, s));
 	return 0;
 }
 
@@ -66,7 +73,11 @@ static void put_html(FILE *f, const char *s)
 	}
 }
 
-/* The call tree in preorder, five numbers a node: parent, name, total, self, samples. */
+/*
+ * The call tree in preorder, five numbers a node: parent, name, total,
+ * self, samples; in a comparison a sixth: the total in the base profile,
+ * scaled to this profile's whole.
+ */
 static void put_nodes(struct out *o, bool by_count)
 {
 	const struct calltree *t = o->priv;
@@ -84,6 +95,8 @@ static void put_nodes(struct out *o, bool by_count)
 			pos ? ",\n" : "", id ? (int64_t)order[n->parent] : -1,
 			id ? (int64_t)n->name : -1, by_count ? n->total_count : n->total_weight,
 			by_count ? n->self_count : n->self_weight, n->total_count);
+		if (o->info.diff)
+			fprintf(o->f, ",%" PRIu64, out_scale_base(o, n->base_total));
 		pos++;
 		/* Pushed in reverse so that they come out sorted. */
 		kids = calltree_children(t, id, cmp_by_name, o, &nkids);
@@ -102,8 +115,15 @@ static void put_data(struct out *o)
 
 	fputs("{\"title\":", o->f);
 	out_put_json_string(o->f, o->info.opts->title ? o->info.opts->title : "xprof");
-	fprintf(o->f, ",\"unit\":\"%s\",\"wall\":%s,\n\"names\":[", by_count ? "samples" : "ns",
-		o->info.opts->wall ? "true" : "false");
+	fprintf(o->f, ",\"unit\":\"%s\",\"wall\":%s,\"diff\":%s,\n", by_count ? "samples" : "ns",
+		o->info.opts->wall ? "true" : "false", o->info.diff ? "true" : "false");
+	if (o->info.diff) {
+		fputs("\"base\":", o->f);
+		out_put_json_string(o->f,
+				    o->info.opts->base_title ? o->info.opts->base_title : "base");
+		fputs(",\n", o->f);
+	}
+	fputs("\"names\":[", o->f);
 	for (i = 0; i < o->info.nr_names; i++) {
 		if (i)
 			fputs(i % 8 ? "," : ",\n", o->f);
@@ -136,6 +156,7 @@ static int fg_end(struct out *o)
 
 const struct out_ops out_flamegraph = {
     .name = "flamegraph",
+    .flags = OUT_DIFF,
     .begin = fg_begin,
     .add = fg_add,
     .end = fg_end,

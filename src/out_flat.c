@@ -9,6 +9,11 @@
  * Rows are sorted by self weight (or total, --sort total), largest first,
  * then by name; --limit and --min-percent cut the list, and a last comment
  * line says how many rows they left out.
+ *
+ * A comparison (report --diff) shows per function the change of its self
+ * and total shares in points, with the base's and the new profile's
+ * shares (each of its own whole, so runs of different lengths compare),
+ * sorted by the size of the change, largest first.
  */
 #include "out.h"
 #include "aggregate.h"
@@ -21,6 +26,7 @@
 
 struct flat_func {
 	uint64_t self_count, self_weight, total_count, total_weight;
+	uint64_t base_self, base_total; /* a comparison: the base profile's values */
 	size_t seen; /* 1 + index of the last stack that counted this function's total */
 };
 
@@ -41,6 +47,7 @@ static int flat_begin(struct out *o)
 static int flat_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
 {
 	struct flat *fl = o->priv;
+	uint64_t base = out_base_value(o, s);
 	struct flat_func *f;
 	uint32_t i;
 
@@ -52,11 +59,13 @@ static int flat_add(struct out *o, const struct agg_stack *s, uint64_t count, ui
 		f->seen = fl->stacks;
 		f->total_count += count;
 		f->total_weight += weight;
+		f->base_total += base;
 	}
 	if (s->nr) {
 		f = &fl->fn[s->frames[s->nr - 1]];
 		f->self_count += count;
 		f->self_weight += weight;
+		f->base_self += base;
 	}
 	return 0;
 }
@@ -85,6 +94,90 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 	return strcmp(fs->names[x], fs->names[y]);
 }
 
+/* A comparison's rows: what changed most, by self share (or total), first. */
+struct diff_sort {
+	const struct flat_func *fn;
+	const char *const *names;
+	bool by_total, by_count;
+	uint64_t whole, base_whole;
+};
+
+/* Change of the share of @f in points: new share minus base share. */
+static double diff_delta(const struct diff_sort *ds, const struct flat_func *f, bool total)
+{
+	uint64_t v = total ? (ds->by_count ? f->total_count : f->total_weight)
+			   : (ds->by_count ? f->self_count : f->self_weight);
+
+	return out_points(out_share(v, ds->whole),
+			  out_share(total ? f->base_total : f->base_self, ds->base_whole));
+}
+
+static int cmp_diff_row(const void *a, const void *b, void *ctx)
+{
+	const struct diff_sort *ds = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	double dx = diff_delta(ds, &ds->fn[x], ds->by_total);
+	double dy = diff_delta(ds, &ds->fn[y], ds->by_total);
+
+	dx = dx < 0 ? -dx : dx;
+	dy = dy < 0 ? -dy : dy;
+	if (dx != dy)
+		return (dx < dy) - (dx > dy);
+	return strcmp(ds->names[x], ds->names[y]);
+}
+
+static int flat_diff_end(struct out *o)
+{
+	const struct out_opts *opts = o->info.opts;
+	struct flat *fl = o->priv;
+	struct diff_sort ds = {fl->fn,		 o->info.names, opts->sort == OUT_SORT_TOTAL,
+			       o->info.by_count, o->info.total, o->info.base_total};
+	uint32_t *rows = xp_malloc((o->info.nr_names + 1) * sizeof(*rows));
+	size_t i, nr = 0, shown = 0;
+
+	for (i = 0; i < o->info.nr_names; i++)
+		if (fl->fn[i].total_count || fl->fn[i].base_total)
+			rows[nr++] = (uint32_t)i;
+	if (nr > 1)
+		qsort_r(rows, nr, sizeof(*rows), cmp_diff_row, &ds);
+	fputs("# Comparison of ", o->f);
+	out_put_name(o->f, opts->base_title ? opts->base_title : "base");
+	fputs(" (base) with ", o->f);
+	out_put_name(o->f, opts->title ? opts->title : "new");
+	fprintf(o->f, " (new), shares of each one's %s\n", o->info.by_count ? "samples" : "weight");
+	fprintf(o->f, "# Samples: %" PRIu64 " (base), %" PRIu64 " (new)\n#\n",
+		o->info.agg->base_total_count, o->info.total_count);
+	fprintf(o->f, "#%8s %9s %9s %9s %9s %9s  %s\n", "Delta", "Base", "New", "Delta", "Base",
+		"New", "Function");
+	fprintf(o->f, "#%8s %9s %9s %9s %9s %9s\n", "self", "self%", "self%", "total", "total%",
+		"total%");
+	for (i = 0; i < nr; i++) {
+		const struct flat_func *f = &fl->fn[rows[i]];
+		double d = diff_delta(&ds, f, ds.by_total);
+
+		if (opts->limit && shown >= opts->limit)
+			break;
+		if ((d < 0 ? -d : d) < opts->min_percent)
+			break; /* sorted by this: every later row changed less */
+		fprintf(o->f, "%+8.2f%% %8.2f%% %8.2f%% %+8.2f%% %8.2f%% %8.2f%%  ",
+			diff_delta(&ds, f, false), out_share(f->base_self, ds.base_whole),
+			out_share(ds.by_count ? f->self_count : f->self_weight, ds.whole),
+			diff_delta(&ds, f, true), out_share(f->base_total, ds.base_whole),
+			out_share(ds.by_count ? f->total_count : f->total_weight, ds.whole));
+		out_put_name(o->f, o->info.names[rows[i]]);
+		fputc('\n', o->f);
+		shown++;
+	}
+	if (shown < nr)
+		fprintf(o->f, "# %zu more functions below --min-percent or past --limit\n",
+			nr - shown);
+	free(rows);
+	free(fl->fn);
+	free(fl);
+	o->priv = NULL;
+	return 0;
+}
+
 static int flat_end(struct out *o)
 {
 	const struct out_opts *opts = o->info.opts;
@@ -92,9 +185,12 @@ static int flat_end(struct out *o)
 	uint64_t whole = o->info.total;
 	struct flat_sort fs = {fl->fn, o->info.names, opts->sort == OUT_SORT_TOTAL,
 			       o->info.by_count};
-	uint32_t *rows = xp_malloc((o->info.nr_names + 1) * sizeof(*rows));
+	uint32_t *rows;
 	size_t i, nr = 0, shown = 0;
 
+	if (o->info.diff)
+		return flat_diff_end(o);
+	rows = xp_malloc((o->info.nr_names + 1) * sizeof(*rows));
 	for (i = 0; i < o->info.nr_names; i++)
 		if (fl->fn[i].total_count)
 			rows[nr++] = (uint32_t)i;
@@ -129,6 +225,7 @@ static int flat_end(struct out *o)
 
 const struct out_ops out_flat = {
     .name = "flat",
+    .flags = OUT_DIFF,
     .begin = flat_begin,
     .add = flat_add,
     .end = flat_end,

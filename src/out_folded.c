@@ -11,6 +11,12 @@
  * bytewise, so output is identical from run to run.  A ';' inside a name
  * would split a frame and a control character would break a line, so they
  * are printed as ':' and '?'.
+ *
+ * A comparison (report --diff) prints the two-column form that
+ * difffolded.pl writes and flamegraph.pl draws as a differential flame
+ * graph: "stack base new", the base profile's value scaled to the new
+ * profile's whole (as difffolded.pl -n does), so a stack's two values
+ * differ only where its share changed.
  */
 #include "out.h"
 #include "aggregate.h"
@@ -23,7 +29,7 @@
 
 struct folded_line {
 	char *text;
-	uint64_t count;
+	uint64_t value, base; /* base: in a comparison, the base profile's value, scaled */
 };
 
 struct folded {
@@ -69,7 +75,8 @@ static int folded_add(struct out *o, const struct agg_stack *s, uint64_t count, 
 		len = append_name(fo, len, o->info.names[s->frames[i]]);
 	}
 	xp_grow((void **)&fo->lines, &fo->alloc, fo->nr + 1, sizeof(*fo->lines));
-	fo->lines[fo->nr++] = (struct folded_line){xp_strdup(fo->buf), out_value(o, count, weight)};
+	fo->lines[fo->nr++] = (struct folded_line){xp_strdup(fo->buf), out_value(o, count, weight),
+						   out_base_value(o, s)};
 	return 0;
 }
 
@@ -86,13 +93,18 @@ static int folded_end(struct out *o)
 	if (fo->nr > 1) /* never qsort(NULL, 0): the array is declared nonnull */
 		qsort(fo->lines, fo->nr, sizeof(*fo->lines), cmp_line);
 	for (i = 0; i < fo->nr; i = j) {
-		uint64_t count = fo->lines[i].count;
+		uint64_t value = fo->lines[i].value, base = fo->lines[i].base;
 
 		/* Stacks that differ only in characters replaced above are one line. */
-		for (j = i + 1; j < fo->nr && !strcmp(fo->lines[j].text, fo->lines[i].text); j++)
-			count += fo->lines[j].count;
-		if (count)
-			fprintf(o->f, "%s %" PRIu64 "\n", fo->lines[i].text, count);
+		for (j = i + 1; j < fo->nr && !strcmp(fo->lines[j].text, fo->lines[i].text); j++) {
+			value += fo->lines[j].value;
+			base += fo->lines[j].base;
+		}
+		if (o->info.diff && (value || base))
+			fprintf(o->f, "%s %" PRIu64 " %" PRIu64 "\n", fo->lines[i].text,
+				out_scale_base(o, base), value);
+		else if (!o->info.diff && value)
+			fprintf(o->f, "%s %" PRIu64 "\n", fo->lines[i].text, value);
 	}
 	for (i = 0; i < fo->nr; i++)
 		free(fo->lines[i].text);
@@ -105,6 +117,7 @@ static int folded_end(struct out *o)
 
 const struct out_ops out_folded = {
     .name = "folded",
+    .flags = OUT_DIFF,
     .begin = folded_begin,
     .add = folded_add,
     .end = folded_end,

@@ -8,6 +8,10 @@
  * largest first, then by name; --limit N keeps the first N under each
  * node and --min-percent drops entries whose total share is below, with
  * their subtrees, and a last comment line counts what was left out.
+ * A comparison (report --diff) shows each entry's change of total and
+ * self share in points, with its total share in the base and in the new
+ * profile (each of its own whole); --min-percent then keeps what reaches
+ * it in either profile.
  */
 #include "out.h"
 #include "aggregate.h"
@@ -56,6 +60,8 @@ static int tree_begin(struct out *o)
 static int tree_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
 {
 	calltree_add(o->priv, s->frames, s->nr, count, weight);
+	if (o->info.diff)
+		calltree_add_base(o->priv, s->frames, s->nr, out_base_value(o, s));
 	return 0;
 }
 
@@ -77,9 +83,13 @@ static struct level level_of(const struct out *o, const struct tree_sort *ts, ui
 	for (i = 0; i < l.nr; i++) {
 		const struct calltree_node *n = &ts->t->nodes[l.kids[i]];
 		uint64_t total = ts->by_count ? n->total_count : n->total_weight;
+		double share = out_share(total, whole),
+		       base = out_share(n->base_total, o->info.base_total);
 
-		if ((opts->limit && keep >= opts->limit) ||
-		    out_share(total, whole) < opts->min_percent)
+		/* A comparison keeps what was big in either profile. */
+		if (o->info.diff && base > share)
+			share = base;
+		if ((opts->limit && keep >= opts->limit) || share < opts->min_percent)
 			continue;
 		l.kids[keep++] = l.kids[i];
 	}
@@ -98,10 +108,24 @@ static int tree_end(struct out *o)
 	char *prefix = xp_malloc(3 * (size_t)(t->max_depth + 2) + 1);
 	size_t depth = 0, hidden = 0;
 
-	fprintf(o->f, "# Samples: %" PRIu64 ", weight: %" PRIu64 "\n#\n", o->info.total_count,
-		o->info.total_weight);
-	fprintf(o->f, "#%8s %9s %9s  %s\n", "Total%", "Self%", "Samples",
-		"Call tree (callers above callees)");
+	if (o->info.diff) {
+		fputs("# Comparison of ", o->f);
+		out_put_name(o->f, o->info.opts->base_title ? o->info.opts->base_title : "base");
+		fputs(" (base) with ", o->f);
+		out_put_name(o->f, o->info.opts->title ? o->info.opts->title : "new");
+		fprintf(o->f, " (new), shares of each one's %s\n",
+			o->info.by_count ? "samples" : "weight");
+		fprintf(o->f, "# Samples: %" PRIu64 " (base), %" PRIu64 " (new)\n#\n",
+			o->info.agg->base_total_count, o->info.total_count);
+		fprintf(o->f, "#%8s %9s %9s %9s  %s\n", "Delta", "Base", "New", "Delta",
+			"Call tree (callers above callees)");
+		fprintf(o->f, "#%8s %9s %9s %9s\n", "total", "total%", "total%", "self");
+	} else {
+		fprintf(o->f, "# Samples: %" PRIu64 ", weight: %" PRIu64 "\n#\n",
+			o->info.total_count, o->info.total_weight);
+		fprintf(o->f, "#%8s %9s %9s  %s\n", "Total%", "Self%", "Samples",
+			"Call tree (callers above callees)");
+	}
 	stack[0] = level_of(o, &ts, 0, whole, &hidden);
 	for (;;) {
 		struct level *l = &stack[depth];
@@ -129,10 +153,22 @@ static int tree_end(struct out *o)
 			plen += 3;
 		}
 		prefix[plen] = 0;
-		fprintf(o->f, "%8.2f%% %8.2f%% %9" PRIu64 "  %s",
-			out_share(ts.by_count ? n->total_count : n->total_weight, whole),
-			out_share(ts.by_count ? n->self_count : n->self_weight, whole),
-			n->total_count, prefix);
+		if (o->info.diff) {
+			uint64_t bw = o->info.base_total;
+			double nt =
+			    out_share(ts.by_count ? n->total_count : n->total_weight, whole);
+			double ns = out_share(ts.by_count ? n->self_count : n->self_weight, whole);
+
+			fprintf(o->f, "%+8.2f%% %8.2f%% %8.2f%% %+8.2f%%  %s",
+				out_points(nt, out_share(n->base_total, bw)),
+				out_share(n->base_total, bw), nt,
+				out_points(ns, out_share(n->base_self, bw)), prefix);
+		} else {
+			fprintf(o->f, "%8.2f%% %8.2f%% %9" PRIu64 "  %s",
+				out_share(ts.by_count ? n->total_count : n->total_weight, whole),
+				out_share(ts.by_count ? n->self_count : n->self_weight, whole),
+				n->total_count, prefix);
+		}
 		out_put_name(o->f, o->info.names[n->name]);
 		fputc('\n', o->f);
 		stack[++depth] = level_of(o, &ts, (uint32_t)(n - t->nodes), whole, &hidden);
@@ -149,6 +185,7 @@ static int tree_end(struct out *o)
 
 const struct out_ops out_tree = {
     .name = "tree",
+    .flags = OUT_DIFF,
     .begin = tree_begin,
     .add = tree_add,
     .end = tree_end,

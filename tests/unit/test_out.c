@@ -600,7 +600,7 @@ static int test_flamegraph_canned(void)
 	    strstr(text, "<title>xprof flame graph: canned &lt;&amp;&gt; &quot;x&quot;</title>"));
 	/* The title again as a JSON string inside <script>: no raw < > &. */
 	T_ASSERT(strstr(text, "{\"title\":\"canned \\u003c\\u0026\\u003e \\\"x\\\"\","
-			      "\"unit\":\"ns\",\"wall\":false,\n"));
+			      "\"unit\":\"ns\",\"wall\":false,\"diff\":false,\n"));
 	/* Root (all: 18 weight, 1 self, 14 samples), then preorder, siblings by name. */
 	T_ASSERT(strstr(text, "\"names\":[\"app\",\"main\",\"run\",\"work\",\"helper\",\"rec\","
 			      "\"[truncated]\",\"worker\",\n\"thread_start\",\"0xdead\"],\n"
@@ -1002,9 +1002,67 @@ static int test_pprof_canned(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_aggregate_canned), T_CASE(test_folded_canned), T_CASE(test_flat_canned),
-       T_CASE(test_tree_canned), T_CASE(test_tree_options), T_CASE(test_flat_options),
-       T_CASE(test_per_thread), T_CASE(test_filters), T_CASE(test_thread_comm),
-       T_CASE(test_speedscope_canned), T_CASE(test_flamegraph_canned), T_CASE(test_json_strings),
-       T_CASE(test_pprof_canned), T_CASE(test_pprof_inline), T_CASE(test_hex_labels_and_sanitizing),
-       T_CASE(test_million_samples))
+/*
+ * A comparison: the canned profile (new) with its pid 200 alone (base),
+ * and the other way round, where the base has stacks and names the new
+ * profile lacks.
+ */
+static int test_diff_canned(void)
+{
+	static const pid_t worker[] = {200};
+	struct agg_opts only_worker = {.pids = worker, .nr_pids = 1};
+	struct profile p;
+	struct agg a, b;
+	char *text;
+
+	T_EQ_U64(load_canned(&p), 0);
+	agg_init(&a);
+	agg_init(&b);
+	agg_build(&a, &p, table_resolve, NULL);
+	agg_build_opts(&b, &p, &only_worker, table_resolve, NULL);
+	agg_add_base(&a, &b);
+	T_EQ_U64(a.nr_stacks, 7);
+	T_EQ_U64(a.total_weight, 18);
+	T_EQ_U64(a.base_total_weight, 2);
+	/* Base values scaled to the new whole: worker's 2 of 2 become 18 of 18. */
+	text = render(&out_folded, &a);
+	T_EQ_STR(text, "app 0 1\n"
+		       "app;0xdead 0 1\n"
+		       "app;[truncated];run;work 0 1\n"
+		       "app;main;rec;rec;rec 0 1\n"
+		       "app;main;run;work 0 6\n"
+		       "app;main;run;work;helper 0 6\n"
+		       "worker;thread_start;work 18 2\n");
+	free(text);
+	/* thread_start: 100% of the base, 11.11% of the new profile. */
+	text = render_opts(&out_flat, &a, &(struct out_opts){.limit = 1, .sort = OUT_SORT_TOTAL});
+	T_ASSERT(strstr(text, "\n   +0.00%     0.00%     0.00%   -88.89%   100.00%    11.11%  "
+			      "thread_start\n"));
+	free(text);
+	agg_release(&a);
+	agg_release(&b);
+	/* The other way: names and stacks only the base has are added. */
+	agg_init(&a);
+	agg_init(&b);
+	agg_build_opts(&a, &p, &only_worker, table_resolve, NULL);
+	agg_build(&b, &p, table_resolve, NULL);
+	agg_add_base(&a, &b);
+	T_EQ_U64(a.nr_stacks, 7);
+	T_EQ_U64(a.total_count, 2);
+	T_EQ_U64(a.base_total_count, 14);
+	text = render(&out_tree, &a);
+	T_ASSERT(strstr(text, "\n  -72.22%    72.22%     0.00%    +0.00%  main\n"));
+	T_ASSERT(strstr(text, "\n  +88.89%    11.11%   100.00%    +0.00%  thread_start\n"));
+	free(text);
+	agg_release(&a);
+	agg_release(&b);
+	profile_release(&p);
+	return T_OK;
+}
+
+T_MAIN(T_CASE(test_aggregate_canned), T_CASE(test_diff_canned), T_CASE(test_folded_canned),
+       T_CASE(test_flat_canned), T_CASE(test_tree_canned), T_CASE(test_tree_options),
+       T_CASE(test_flat_options), T_CASE(test_per_thread), T_CASE(test_filters),
+       T_CASE(test_thread_comm), T_CASE(test_speedscope_canned), T_CASE(test_flamegraph_canned),
+       T_CASE(test_json_strings), T_CASE(test_pprof_canned), T_CASE(test_pprof_inline),
+       T_CASE(test_hex_labels_and_sanitizing), T_CASE(test_million_samples))
