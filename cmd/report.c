@@ -366,12 +366,12 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	if (opts->time_arg && parse_time(opts))
 		return XP_EXIT_USAGE;
 	if (opts->diff_base && !(format_ops(opts->format)->flags & OUT_DIFF))
-		return xp_usage_error(&report_help,
-				      "option '--diff' applies only to --flat, --tree, --folded and "
-				      "--flamegraph");
+		return xp_usage_error(
+		    &report_help, "option '--diff' applies only to --flat, --tree, --folded and "
+				  "--flamegraph");
 	if (opts->diff_base && opts->header_only)
-		return xp_usage_error(&report_help,
-				      "options '--diff' and '--header-only' cannot be used together");
+		return xp_usage_error(
+		    &report_help, "options '--diff' and '--header-only' cannot be used together");
 	return XP_EXIT_OK;
 }
 
@@ -406,8 +406,11 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 		sm.path = path;
 	for (f = symbolize_pc(r->sym, req->pid, m ? &sm : NULL, req->pc, req->addr,
 				  req->flags); f && n < max;
-	     f = f->caller)
+	     f = f->caller) {
+		if (req->src)
+			req->src[n] = (struct agg_src){f->file, f->line};
 		labels[n++] = f->name;
+	}
 	return n;
 }
 
@@ -416,6 +419,8 @@ static struct symbolizer *new_symbolizer(const struct report_opts *opts, const s
 {
 	const struct xp_arch *arch = xp_arch_by_machine(p->e_machine);
 	struct sym_opts so = {
+	    /* Source lines only for the formats that show them (they load .debug_line). */
+	    .lines = (format_ops(opts->format)->flags & OUT_LOCATIONS) != 0,
 	    .no_inline = opts->no_inline,
 	    .no_demangle = opts->no_demangle,
 	    .debug_dirs = opts->debug_dirs.v,
@@ -782,8 +787,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (opts.header_only) {
 		memset(&run, 0, sizeof(run));
-	} else if (report_prepare(&opts, &p, &run) ||
-		   (opts.diff_base && add_base(&opts, &run))) {
+	} else if (report_prepare(&opts, &p, &run) || (opts.diff_base && add_base(&opts, &run))) {
 		report_done(&run);
 		profile_release(&p);
 		return XP_EXIT_FAIL;

@@ -75,6 +75,7 @@ void agg_release(struct agg *a)
 	free(a->names);
 	free(a->stacks);
 	free(a->locs);
+	free(a->lines);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -248,6 +249,30 @@ static uint32_t intern_loc(struct agg *a, struct table *t, const struct agg_loc 
 	return (uint32_t)(a->nr_locs - 1);
 }
 
+/*
+ * Give location @id (just interned, or met again) the source lines of its
+ * @k labels (@src innermost first, as the resolver gave them), unless it
+ * has them already: equal locations resolve alike.
+ */
+static void loc_lines(struct agg *a, struct table *names, uint32_t id, const struct agg_src *src,
+		      unsigned int k)
+{
+	struct agg_loc *l = &a->locs[id];
+	unsigned int i;
+
+	if (l->nr_lines)
+		return;
+	xp_grow((void **)&a->lines, &a->alloc_lines, a->nr_lines + k, sizeof(*a->lines));
+	l->first_line = (uint32_t)a->nr_lines;
+	l->nr_lines = k;
+	for (i = 0; i < k; i++) {
+		const struct agg_src *s = &src[k - 1 - i]; /* outermost first */
+
+		a->lines[a->nr_lines++] =
+		    (struct agg_line){s->file ? intern(a, names, s->file) : AGG_NONE, s->line};
+	}
+}
+
 /* ---- samples into groups ------------------------------------------------- */
 
 struct groups {
@@ -354,7 +379,7 @@ static unsigned int hex_label(const struct agg_frame_req *req, const char **labe
 /* Where frame @f of @g's stack came from. */
 static struct agg_loc frame_loc(const struct profile *p, const struct agg_frame_req *req)
 {
-	struct agg_loc l = {NULL, req->addr, req->flags, 0};
+	struct agg_loc l = {.addr = req->addr, .flags = req->flags};
 
 	if (!(req->flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
 		l.map = profile_find_mapping(p, req->pid, req->t, l.addr);
@@ -381,6 +406,7 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 	struct groups gs = {0};
 	struct table names = {0}, stacks = {0}, locs = {0};
 	const char *labels[AGG_MAX_LABELS];
+	struct agg_src src[AGG_MAX_LABELS];
 	uint32_t *frames = NULL, *flocs = NULL;
 	unsigned long alloc = 0, alloc_locs = 0;
 	char hexbuf[32], commbuf[32];
@@ -416,12 +442,15 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 			n++;
 		}
 		for (f = st->nr; f-- > 0;) {
-			struct agg_frame_req req = {g->pid, g->t, st->pcs[f],
-						    xp_lookup_pc(st->pcs[f], st->flags[f]),
-						    st->flags[f]};
+			struct agg_frame_req req = {
+			    g->pid,	  g->t,
+			    st->pcs[f],	  xp_lookup_pc(st->pcs[f], st->flags[f]),
+			    st->flags[f], with_locs ? src : NULL};
 			unsigned int k;
 			uint32_t first = n;
 
+			if (with_locs)
+				memset(src, 0, sizeof(src));
 			if (resolve)
 				k = resolve(ctx, &req, labels, AGG_MAX_LABELS);
 			else
@@ -442,6 +471,7 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 
 				l.name = frames[first];
 				id = intern_loc(a, &locs, &l);
+				loc_lines(a, &names, id, src, n - first);
 				xp_grow((void **)&flocs, &alloc_locs, n, sizeof(*flocs));
 				for (j = first; j < n; j++)
 					flocs[j] = j == first ? id : id | AGG_LOC_INLINED;

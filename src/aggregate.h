@@ -20,6 +20,12 @@
 struct profile;
 struct profile_mapping;
 
+/* Where a label's code comes from: source file (NULL: unknown) and line (0: unknown). */
+struct agg_src {
+	const char *file;
+	unsigned int line;
+};
+
 /* A frame to name. */
 struct agg_frame_req {
 	pid_t pid;
@@ -27,6 +33,12 @@ struct agg_frame_req {
 	uint64_t pc;   /* as recorded */
 	uint64_t addr; /* where it is looked up: xp_lookup_pc(pc, flags), computed once */
 	uint8_t flags; /* enum xp_frame_flags */
+	/*
+	 * NULL, or (AGG_LOCATIONS) parallel to the labels, all unknown on
+	 * entry: the resolver may store each label's source line there (an
+	 * inlined function's callers: the line of the call).
+	 */
+	struct agg_src *src;
 };
 
 /*
@@ -63,6 +75,18 @@ struct agg_loc {
 	uint64_t addr; /* looked up (pc - 1 rule applied); 0 for a thread frame */
 	uint8_t flags; /* enum xp_frame_flags as recorded */
 	uint32_t name; /* name id of its outermost frame */
+	/*
+	 * The source lines of its frames, outermost first as in a stack: @nr
+	 * entries of agg.lines from @first (the frames of a pc, the function
+	 * holding the code first, then those inlined into it).
+	 */
+	uint32_t first_line, nr_lines;
+};
+
+/* A frame's source line: file as a name id (AGG_NONE: unknown), line (0: unknown). */
+struct agg_line {
+	uint32_t file;
+	uint32_t line;
 };
 
 /* One distinct symbolized stack. */
@@ -126,11 +150,13 @@ struct agg {
 	unsigned int flags;   /* enum agg_flags the stacks were built with */
 	struct agg_loc *locs; /* AGG_LOCATIONS */
 	size_t nr_locs;
+	struct agg_line *lines; /* AGG_LOCATIONS: see agg_loc */
+	size_t nr_lines;
 	/* agg_add_base was called: the stacks carry a base profile's samples too. */
 	bool has_base;
 	uint64_t base_total_count, base_total_weight;
 
-	unsigned long alloc_names, alloc_stacks, alloc_locs;
+	unsigned long alloc_names, alloc_stacks, alloc_locs, alloc_lines;
 };
 
 void agg_init(struct agg *a);

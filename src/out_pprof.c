@@ -5,9 +5,11 @@
  * sample: samples/count and cpu/nanoseconds (wall/nanoseconds for --mode
  * wall), the weights; the period is the sampling period asked for.  Each
  * recorded pc is a Location in the Mapping it fell in, with one Line per
- * function (several when inlined, innermost first), so 'pprof -top',
- * '-tree', '-list' by address and '-peek' all work without access to the
- * binaries (has_functions is set: pprof does not symbolize again).  The
+ * function (several when inlined, innermost first), each with its source
+ * line (an inlined function's caller: the line of the call) and its
+ * Function with the source file, so 'pprof -top', '-lines', '-tree',
+ * '-traces', '-list' and '-peek' all work without access to the binaries
+ * (has_functions is set: pprof does not symbolize again).  The
  * string table starts with "" as the format demands.  This is the only
  * file that includes zlib's header.
  */
@@ -56,9 +58,11 @@ enum {
 	LOCATION_ADDRESS = 3,
 	LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
 	FUNCTION_ID = 1,
 	FUNCTION_NAME = 2,
 	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
 };
 
 /* A growing buffer of encoded bytes. */
@@ -179,7 +183,8 @@ static uint64_t str_name(struct pprof *pp, const struct out *o, uint32_t name)
 	return pp->name_str[name];
 }
 
-static uint64_t func_id(struct pprof *pp, const struct out *o, uint32_t name)
+/* The function named @name, defined with source file @file (a name id, or AGG_NONE) when new. */
+static uint64_t func_id(struct pprof *pp, const struct out *o, uint32_t name, uint32_t file)
 {
 	uint64_t s;
 
@@ -190,6 +195,8 @@ static uint64_t func_id(struct pprof *pp, const struct out *o, uint32_t name)
 	pb_uint(&pp->fn_buf, FUNCTION_ID, pp->nr_funcs);
 	pb_uint(&pp->fn_buf, FUNCTION_NAME, s);
 	pb_uint(&pp->fn_buf, FUNCTION_SYSTEM_NAME, s);
+	if (file != AGG_NONE)
+		pb_uint(&pp->fn_buf, FUNCTION_FILENAME, str_name(pp, o, file));
 	pb_msg(&pp->funcs, PROFILE_FUNCTION, &pp->fn_buf);
 	return pp->nr_funcs;
 }
@@ -269,9 +276,18 @@ static uint64_t location_id(struct pprof *pp, const struct out *o, const struct 
 	if (*slot)
 		return *slot;
 	*slot = ++pp->nr_loc_ids;
-	/* Lines innermost first: the last one is the function the others were inlined into. */
+	/*
+	 * Lines innermost first: the last one is the function the others
+	 * were inlined into.  Each with its source line (an inlined
+	 * function's caller: the line of the call), as pprof -lines shows.
+	 */
 	for (i = last + 1; i-- > first;) {
-		pb_uint(&pp->line_buf, LINE_FUNCTION_ID, func_id(pp, o, s->frames[i]));
+		struct agg_line src = {AGG_NONE, 0};
+
+		if (l && l->nr_lines == last - first + 1)
+			src = o->info.agg->lines[l->first_line + (i - first)];
+		pb_uint(&pp->line_buf, LINE_FUNCTION_ID, func_id(pp, o, s->frames[i], src.file));
+		pb_uint(&pp->line_buf, LINE_LINE, src.line);
 		pb_msg(&pp->lines_buf, LOCATION_LINE, &pp->line_buf);
 	}
 	pb_uint(&pp->loc_buf, LOCATION_ID, *slot);
