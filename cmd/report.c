@@ -559,6 +559,8 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 		ao.flags |= AGG_THREADS;
 	if (run->ops->flags & OUT_LOCATIONS)
 		ao.flags |= AGG_LOCATIONS;
+	if (run->ops->flags & OUT_TIMELINE)
+		ao.flags |= AGG_TIMELINE;
 	if (opts->per_thread)
 		ao.flags |= AGG_THREAD_FRAME;
 	fill_out_opts(opts, p, &run->oo);

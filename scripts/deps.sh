@@ -39,6 +39,21 @@ if [[ ${1:-} == --qemu-user ]]; then
 	packages+=(qemu-user)
 fi
 
+# --test: speedscope's own app (the npm package 'speedscope', pinned), which
+# t3090 opens in Chromium, unpacked under ~/.cache/xprof; only when npm is
+# there and the copy is missing (the test skips that part without it).
+speedscope=${XP_CACHE:-${HOME:-/root}/.cache/xprof}/speedscope-1.25.0
+if [[ ${1:-} == --test && ! -e $speedscope/package/dist/release/index.html ]] &&
+	command -v npm >/dev/null 2>&1; then
+	mkdir -p "$speedscope"
+	if (cd "$speedscope" && npm pack --silent speedscope@1.25.0 >/dev/null 2>&1 &&
+		tar xzf speedscope-1.25.0.tgz); then
+		echo "deps.sh: speedscope 1.25.0 in $speedscope"
+	else
+		echo "deps.sh: could not fetch speedscope with npm (t3090 will skip the app)" >&2
+	fi
+fi
+
 if ! command -v dpkg >/dev/null 2>&1; then
 	echo "deps.sh: no dpkg here; make sure these (Debian names) are installed: ${packages[*]}" >&2
 	exit 0

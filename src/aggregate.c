@@ -76,6 +76,7 @@ void agg_release(struct agg *a)
 	free(a->stacks);
 	free(a->locs);
 	free(a->lines);
+	free(a->samples);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -208,11 +209,35 @@ static int cmp_stack(const void *x, const void *y, void *ctx)
 	return c;
 }
 
-static void sort_stacks(struct agg *a)
+static int cmp_stack_index(const void *x, const void *y, void *ctx)
 {
+	const struct agg *a = ctx;
+
+	return cmp_stack(&a->stacks[*(const uint32_t *)x], &a->stacks[*(const uint32_t *)y],
+			 a->names);
+}
+
+/* Sort the stacks; @new_index (NULL, or one per stack) is set to each stack's new index. */
+static void sort_stacks(struct agg *a, uint32_t *new_index)
+{
+	uint32_t *perm = xp_malloc((a->nr_stacks + 1) * sizeof(*perm));
+	struct agg_stack *sorted = xp_malloc((a->nr_stacks + 1) * sizeof(*sorted));
+	size_t i;
+
+	for (i = 0; i < a->nr_stacks; i++)
+		perm[i] = (uint32_t)i;
 	/* Never qsort(NULL, 0): glibc declares the array nonnull (UBSan aborts on it). */
 	if (a->nr_stacks > 1)
-		qsort_r(a->stacks, a->nr_stacks, sizeof(*a->stacks), cmp_stack, a->names);
+		qsort_r(perm, a->nr_stacks, sizeof(*perm), cmp_stack_index, a);
+	for (i = 0; i < a->nr_stacks; i++) {
+		sorted[i] = a->stacks[perm[i]];
+		if (new_index)
+			new_index[perm[i]] = (uint32_t)i;
+	}
+	if (a->nr_stacks)
+		memcpy(a->stacks, sorted, a->nr_stacks * sizeof(*sorted));
+	free(sorted);
+	free(perm);
 }
 
 /* ---- locations ----------------------------------------------------------- */
@@ -331,8 +356,12 @@ static bool sample_wanted(const struct profile *p, const struct agg_opts *o,
 	return true;
 }
 
+/*
+ * Samples into groups.  @group_of (NULL, or one per sample of @p) is set
+ * to each kept sample's group, SIZE_MAX for a sample left out.
+ */
 static void group_samples(struct groups *gs, struct agg *a, const struct profile *p,
-			  const struct agg_opts *o)
+			  const struct agg_opts *o, size_t *group_of)
 {
 	bool threads = o->flags & (AGG_THREADS | AGG_THREAD_FRAME);
 	size_t i, j;
@@ -343,6 +372,8 @@ static void group_samples(struct groups *gs, struct agg *a, const struct profile
 		pid_t tid = threads ? s->tid : 0;
 		struct group *g = NULL;
 
+		if (group_of)
+			group_of[i] = SIZE_MAX;
 		if (!sample_wanted(p, o, s)) {
 			a->filtered_count++;
 			a->filtered_weight += s->weight;
@@ -365,7 +396,39 @@ static void group_samples(struct groups *gs, struct agg *a, const struct profile
 		}
 		g->count++;
 		g->weight += s->weight;
+		if (group_of)
+			group_of[i] = (size_t)(g - gs->g);
 	}
+}
+
+static int cmp_sample_time(const void *x, const void *y)
+{
+	const struct agg_sample *a = x, *b = y;
+
+	/* One thread has one sample at a time: no ties within a thread's timeline. */
+	if (a->t != b->t)
+		return (a->t > b->t) - (a->t < b->t);
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+/* AGG_TIMELINE: the kept samples with the index of their stack, by time. */
+static void timeline(struct agg *a, const struct profile *p, const size_t *group_of,
+		     const uint32_t *stack_of_group, const uint32_t *new_index)
+{
+	size_t i, n = 0;
+
+	a->samples = xp_malloc((a->total_count + 1) * sizeof(*a->samples));
+	for (i = 0; i < p->nr_samples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+
+		if (group_of[i] == SIZE_MAX)
+			continue;
+		a->samples[n++] = (struct agg_sample){
+		    s->t, s->weight, new_index[stack_of_group[group_of[i]]], s->tid};
+	}
+	a->nr_samples = n;
+	if (n > 1)
+		qsort(a->samples, n, sizeof(*a->samples), cmp_sample_time);
 }
 
 static unsigned int hex_label(const struct agg_frame_req *req, const char **labels, char *buf,
@@ -407,6 +470,8 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 	struct table names = {0}, stacks = {0}, locs = {0};
 	const char *labels[AGG_MAX_LABELS];
 	struct agg_src src[AGG_MAX_LABELS];
+	size_t *group_of = NULL;
+	uint32_t *stack_of_group = NULL, *new_index;
 	uint32_t *frames = NULL, *flocs = NULL;
 	unsigned long alloc = 0, alloc_locs = 0;
 	char hexbuf[32], commbuf[32];
@@ -415,7 +480,11 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 	a->flags = o->flags;
 	if (a->flags & AGG_THREAD_FRAME)
 		a->flags |= AGG_THREADS;
-	group_samples(&gs, a, p, o);
+	if (a->flags & AGG_TIMELINE)
+		group_of = xp_malloc((p->nr_samples + 1) * sizeof(*group_of));
+	group_samples(&gs, a, p, o, group_of);
+	if (group_of)
+		stack_of_group = xp_malloc((gs.nr + 1) * sizeof(*stack_of_group));
 	/* Never NULL, even for empty stacks: memcmp/memcpy of NULL is undefined. */
 	xp_grow((void **)&frames, &alloc, 1, sizeof(*frames));
 	xp_grow((void **)&flocs, &alloc_locs, 1, sizeof(*flocs));
@@ -424,6 +493,7 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 		const struct profile_stack *st = &p->stacks[g->stack];
 		const char *comm = profile_comm(p, g->pid, g->t);
 		struct agg_stack key = {.thread = AGG_NONE, .count = g->count, .weight = g->weight};
+		struct agg_stack *s;
 		uint32_t f, n = 0;
 
 		if (!comm) {
@@ -480,11 +550,19 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 		key.nr = n;
 		key.frames = frames;
 		key.locs = with_locs ? flocs : NULL;
-		add_stack(a, &stacks, &key);
+		s = add_stack(a, &stacks, &key);
+		if (stack_of_group)
+			stack_of_group[i] = (uint32_t)(s - a->stacks);
 		a->total_count += g->count;
 		a->total_weight += g->weight;
 	}
-	sort_stacks(a);
+	new_index = group_of ? xp_malloc((a->nr_stacks + 1) * sizeof(*new_index)) : NULL;
+	sort_stacks(a, new_index);
+	if (group_of)
+		timeline(a, p, group_of, stack_of_group, new_index);
+	free(group_of);
+	free(stack_of_group);
+	free(new_index);
 	free(frames);
 	free(flocs);
 	free(gs.g);
@@ -529,7 +607,9 @@ void agg_add_base(struct agg *a, const struct agg *base)
 	a->has_base = true;
 	a->base_total_count = base->total_count;
 	a->base_total_weight = base->total_weight;
-	sort_stacks(a);
+	if (a->flags & AGG_TIMELINE)
+		XP_BUG("a comparison of profiles with a timeline");
+	sort_stacks(a, NULL);
 	free(map);
 	free(frames);
 	free(names.slots);

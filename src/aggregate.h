@@ -112,6 +112,15 @@ enum agg_flags {
 	AGG_THREAD_FRAME =
 	    1 << 1,		/* and put that name at the root as a frame (implies AGG_THREADS) */
 	AGG_LOCATIONS = 1 << 2, /* fill agg.locs and agg_stack.locs */
+	AGG_TIMELINE = 1 << 3,	/* fill agg.samples: every sample kept, in time order */
+};
+
+/* One sample kept (AGG_TIMELINE). */
+struct agg_sample {
+	uint64_t t; /* ns since the start of recording */
+	uint64_t weight;
+	uint32_t stack; /* index into agg.stacks */
+	pid_t tid;
 };
 
 /*
@@ -152,6 +161,8 @@ struct agg {
 	size_t nr_locs;
 	struct agg_line *lines; /* AGG_LOCATIONS: see agg_loc */
 	size_t nr_lines;
+	struct agg_sample *samples; /* AGG_TIMELINE: by time (then file order) */
+	size_t nr_samples;
 	/* agg_add_base was called: the stacks carry a base profile's samples too. */
 	bool has_base;
 	uint64_t base_total_count, base_total_weight;

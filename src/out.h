@@ -77,6 +77,7 @@ enum out_flags {
 	OUT_THREADS = 1 << 1,	/* wants stacks built with AGG_THREADS */
 	OUT_LOCATIONS = 1 << 2, /* wants stacks built with AGG_LOCATIONS */
 	OUT_DIFF = 1 << 3,	/* can show a comparison of two profiles (out_info.diff) */
+	OUT_TIMELINE = 1 << 4,	/* wants stacks built with AGG_TIMELINE */
 };
 
 struct out_ops {

@@ -3,12 +3,15 @@
  * speedscope's JSON file format (https://www.speedscope.app/file-format-
  * schema.json; jlfwong/speedscope, src/lib/file-format-spec.ts): the frame
  * names once in shared.frames, then one "sampled" profile per thread,
- * named "comm/tid", whose samples are its distinct stacks (frame indices
- * from the root) with their weights.  The unit is nanoseconds (CPU time,
- * or elapsed time with --mode wall), or "none" with sample counts as
- * weights when the profile has no weights.  Stacks are aggregated, so the
- * "Time Order" view shows them merged rather than in time order; "Left
- * Heavy" and "Sandwich" show the true shares.
+ * named "comm/tid", whose samples are the thread's samples in time order
+ * (frame indices from the root; consecutive samples of one stack merged
+ * into one, their weights added), so speedscope's "Time Order" view shows
+ * the run as it happened, and "Left Heavy" and "Sandwich" the shares.
+ * The unit is nanoseconds (CPU time, or elapsed time with --mode wall),
+ * or "none" with sample counts as weights (--value samples, or a profile
+ * without weights); startValue is the time of the thread's first sample
+ * since the start of recording.  Without a timeline (an aggregation built
+ * without AGG_TIMELINE) each distinct stack is one sample.
  */
 #include "out.h"
 #include "aggregate.h"
@@ -20,26 +23,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct speedscope {
-	const struct agg_stack **stacks; /* in the order given */
-	size_t nr;
-	unsigned long alloc;
-};
-
 static int ss_begin(struct out *o)
 {
-	o->priv = xp_calloc(1, sizeof(struct speedscope));
+	(void)o;
 	return 0;
 }
 
+/* Everything is written at the end, from the aggregation's stacks and timeline. */
 static int ss_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
 {
-	struct speedscope *ss = o->priv;
-
+	(void)o;
+	(void)s;
 	(void)count;
 	(void)weight;
-	xp_grow((void **)&ss->stacks, &ss->alloc, ss->nr + 1, sizeof(*ss->stacks));
-	ss->stacks[ss->nr++] = s;
 	return 0;
 }
 
@@ -49,38 +45,102 @@ static uint32_t profile_key(const struct agg_stack *s)
 	return s->thread != AGG_NONE ? s->thread : s->comm;
 }
 
-static int cmp_profile(const void *a, const void *b, void *ctx)
+static int cmp_key(const void *a, const void *b, void *ctx)
 {
 	const char *const *names = ctx;
-	const struct agg_stack *x = *(const struct agg_stack *const *)a;
-	const struct agg_stack *y = *(const struct agg_stack *const *)b;
-	int c = strcmp(names[profile_key(x)], names[profile_key(y)]);
 
-	/* Keep the given (deterministic) order within a profile. */
-	return c ? c : (x > y) - (x < y);
+	return strcmp(names[*(const uint32_t *)a], names[*(const uint32_t *)b]);
+}
+
+/* The samples of one profile: runs of one stack are one sample of their summed weight. */
+struct ss_run {
+	FILE *f;
+	uint32_t stack; /* UINT32_MAX: none yet */
+	uint64_t value, sum;
+	struct {
+		uint32_t *stack;
+		uint64_t *value;
+		size_t nr;
+		unsigned long alloc_s, alloc_v;
+	} out;
+};
+
+static void run_flush(struct ss_run *r)
+{
+	if (r->stack == UINT32_MAX)
+		return;
+	xp_grow((void **)&r->out.stack, &r->out.alloc_s, r->out.nr + 1, sizeof(*r->out.stack));
+	xp_grow((void **)&r->out.value, &r->out.alloc_v, r->out.nr + 1, sizeof(*r->out.value));
+	r->out.stack[r->out.nr] = r->stack;
+	r->out.value[r->out.nr++] = r->value;
+	r->stack = UINT32_MAX;
+}
+
+static void run_add(struct ss_run *r, uint32_t stack, uint64_t value)
+{
+	if (stack != r->stack) {
+		run_flush(r);
+		r->stack = stack;
+		r->value = 0;
+	}
+	r->value += value;
+	r->sum += value;
+}
+
+/* Print the profile named @key from the runs in @r (emptied). */
+static void put_profile(struct out *o, const uint32_t *frame_of, uint32_t key, struct ss_run *r,
+			uint64_t start, bool first)
+{
+	const struct agg *a = o->info.agg;
+	size_t i;
+	uint32_t f;
+
+	run_flush(r);
+	fputs(first ? "\n{" : ",\n{", o->f);
+	fputs("\"type\":\"sampled\",\"name\":", o->f);
+	out_put_json_string(o->f, o->info.names[key]);
+	fprintf(o->f, ",\"unit\":\"%s\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64 ",\n",
+		o->info.by_count ? "none" : "nanoseconds", start, start + r->sum);
+	fputs("\"samples\":[", o->f);
+	for (i = 0; i < r->out.nr; i++) {
+		const struct agg_stack *s = &a->stacks[r->out.stack[i]];
+
+		fputs(i ? ",\n[" : "\n[", o->f);
+		for (f = 0; f < s->nr; f++)
+			fprintf(o->f, "%s%" PRIu32, f ? "," : "", frame_of[s->frames[f]]);
+		fputc(']', o->f);
+	}
+	fputs("],\n\"weights\":[", o->f);
+	for (i = 0; i < r->out.nr; i++)
+		fprintf(o->f, "%s%" PRIu64, i ? "," : "", r->out.value[i]);
+	fputs("]}", o->f);
+	r->out.nr = 0;
+	r->sum = 0;
 }
 
 static int ss_end(struct out *o)
 {
-	struct speedscope *ss = o->priv;
-	bool by_count = o->info.by_count;
+	const struct agg *a = o->info.agg;
 	uint32_t *frame_of = xp_malloc((o->info.nr_names + 1) * sizeof(*frame_of));
-	size_t i, j, nframes = 0, nprof = 0;
+	uint32_t *rank = xp_malloc((o->info.nr_names + 1) * sizeof(*rank));
+	uint32_t *keys = xp_malloc((a->nr_stacks + 1) * sizeof(*keys));
+	size_t *first = NULL, *order = NULL;
+	struct ss_run r = {.stack = UINT32_MAX};
+	size_t i, j, k, nframes = 0, nkeys = 0;
 	uint32_t f;
 
-	if (ss->nr)
-		qsort_r(ss->stacks, ss->nr, sizeof(*ss->stacks), cmp_profile,
-			(void *)o->info.names);
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n", o->f);
 	fputs("\"exporter\":\"xprof " XPROF_VERSION "\",\"name\":", o->f);
 	out_put_json_string(o->f, o->info.opts->title ? o->info.opts->title : "xprof");
-	/* Frames in the order they are first used. */
+	/* Frames in the order they are first used by the (sorted) stacks. */
 	fputs(",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[", o->f);
-	for (i = 0; i < o->info.nr_names; i++)
+	for (i = 0; i < o->info.nr_names; i++) {
 		frame_of[i] = UINT32_MAX;
-	for (i = 0; i < ss->nr; i++) {
-		for (j = 0; j < ss->stacks[i]->nr; j++) {
-			f = ss->stacks[i]->frames[j];
+		rank[i] = UINT32_MAX;
+	}
+	for (i = 0; i < a->nr_stacks; i++) {
+		for (j = 0; j < a->stacks[i].nr; j++) {
+			f = a->stacks[i].frames[j];
 			if (frame_of[f] != UINT32_MAX)
 				continue;
 			frame_of[f] = (uint32_t)nframes;
@@ -89,45 +149,62 @@ static int ss_end(struct out *o)
 			fputc('}', o->f);
 			nframes++;
 		}
+		f = profile_key(&a->stacks[i]);
+		if (rank[f] == UINT32_MAX) {
+			rank[f] = 0;
+			keys[nkeys++] = f;
+		}
 	}
 	fputs("]},\n\"profiles\":[", o->f);
-	for (i = 0; i < ss->nr; i = j) {
-		uint32_t key = profile_key(ss->stacks[i]);
-		uint64_t end = 0;
+	if (nkeys > 1)
+		qsort_r(keys, nkeys, sizeof(*keys), cmp_key, (void *)o->info.names);
+	for (k = 0; k < nkeys; k++)
+		rank[keys[k]] = (uint32_t)k;
+	if (a->samples) {
+		/* Every sample, in time order within each profile (a counting sort by profile). */
+		first = xp_calloc(nkeys + 1, sizeof(*first));
+		order = xp_malloc((a->nr_samples + 1) * sizeof(*order));
+		for (i = 0; i < a->nr_samples; i++)
+			first[rank[profile_key(&a->stacks[a->samples[i].stack])] + 1]++;
+		for (k = 0; k < nkeys; k++)
+			first[k + 1] += first[k];
+		for (i = 0; i < a->nr_samples; i++)
+			order[first[rank[profile_key(&a->stacks[a->samples[i].stack])]]++] = i;
+		for (k = 0, i = 0; k < nkeys; k++) {
+			uint64_t start = i < a->nr_samples ? a->samples[order[i]].t : 0;
 
-		for (j = i; j < ss->nr && profile_key(ss->stacks[j]) == key; j++)
-			end += by_count ? ss->stacks[j]->count : ss->stacks[j]->weight;
-		fputs(nprof++ ? ",\n{" : "\n{", o->f);
-		fputs("\"type\":\"sampled\",\"name\":", o->f);
-		out_put_json_string(o->f, o->info.names[key]);
-		fprintf(o->f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n",
-			by_count ? "none" : "nanoseconds", end);
-		fputs("\"samples\":[", o->f);
-		for (j = i; j < ss->nr && profile_key(ss->stacks[j]) == key; j++) {
-			const struct agg_stack *s = ss->stacks[j];
+			for (; i < first[k]; i++) {
+				const struct agg_sample *smp = &a->samples[order[i]];
 
-			fputs(j > i ? ",\n[" : "\n[", o->f);
-			for (f = 0; f < s->nr; f++)
-				fprintf(o->f, "%s%" PRIu32, f ? "," : "", frame_of[s->frames[f]]);
-			fputc(']', o->f);
+				run_add(&r, smp->stack, o->info.by_count ? 1 : smp->weight);
+			}
+			put_profile(o, frame_of, keys[k], &r, start, k == 0);
 		}
-		fputs("],\n\"weights\":[", o->f);
-		for (j = i; j < ss->nr && profile_key(ss->stacks[j]) == key; j++)
-			fprintf(o->f, "%s%" PRIu64, j > i ? "," : "",
-				by_count ? ss->stacks[j]->count : ss->stacks[j]->weight);
-		fputs("]}", o->f);
+	} else {
+		/* Without a timeline: each distinct stack once, with its whole value. */
+		for (k = 0; k < nkeys; k++) {
+			for (i = 0; i < a->nr_stacks; i++)
+				if (rank[profile_key(&a->stacks[i])] == k)
+					run_add(
+					    &r, (uint32_t)i,
+					    out_value(o, a->stacks[i].count, a->stacks[i].weight));
+			put_profile(o, frame_of, keys[k], &r, 0, k == 0);
+		}
 	}
 	fputs("]}\n", o->f);
+	free(r.out.stack);
+	free(r.out.value);
+	free(first);
+	free(order);
+	free(keys);
+	free(rank);
 	free(frame_of);
-	free(ss->stacks);
-	free(ss);
-	o->priv = NULL;
 	return 0;
 }
 
 const struct out_ops out_speedscope = {
     .name = "speedscope",
-    .flags = OUT_THREADS,
+    .flags = OUT_THREADS | OUT_TIMELINE,
     .begin = ss_begin,
     .add = ss_add,
     .end = ss_end,

@@ -4,7 +4,7 @@
 # threads, checked against the essentials of speedscope's file format
 # (jlfwong/speedscope src/lib/file-format-spec.ts) by python3's json
 # module: the $schema, shared.frames of {name}, one "sampled" profile per
-# thread named comm/tid with unit, startValue 0, endValue = sum of weights,
+# thread named comm/tid with unit, endValue - startValue = sum of weights,
 # as many weights as samples, every frame index valid.  The shares computed
 # from the file (leaf weight over all weight) must match our flat report,
 # and work_fifty must be 50 +- 5%.  --per-thread adds the comm/tid root and
@@ -43,7 +43,7 @@ for p in profiles:
     need(re.fullmatch(r".+/[0-9]+", p["name"]) is not None, "profile name comm/tid: " + p["name"])
     need(p["unit"] in ("nanoseconds", "none"), "unit")
     need(len(p["samples"]) == len(p["weights"]), "samples and weights")
-    need(p["startValue"] == 0 and p["endValue"] == sum(p["weights"]), "start/endValue")
+    need(p["startValue"] >= 0 and p["endValue"] - p["startValue"] == sum(p["weights"]), "start/endValue")
     for s, w in zip(p["samples"], p["weights"]):
         need(all(isinstance(i, int) and 0 <= i < len(frames) for i in s), "frame index")
         need(isinstance(w, int) and w >= 0, "weight")

@@ -587,6 +587,28 @@ static int test_speedscope_canned(void)
 	return T_OK;
 }
 
+/* With a timeline: each thread's samples in time order, runs of one stack merged. */
+static int test_speedscope_timeline(void)
+{
+	struct out_opts oo = {.title = "canned.xprof"};
+	struct agg_opts ao = {.flags = AGG_THREADS | AGG_TIMELINE};
+	char *text = canned_with(&ao, &out_speedscope, &oo);
+
+	T_ASSERT(text);
+	T_ASSERT(strstr(text,
+			"{\"type\":\"sampled\",\"name\":\"app/100\",\"unit\":\"nanoseconds\","
+			"\"startValue\":1000,\"endValue\":1016,\n"
+			"\"samples\":[\n[4,2,3],\n[4,2,3,6],\n[4,5,5,5],\n[],\n[1,2,3],\n[0]],\n"
+			"\"weights\":[6,6,1,1,1,1]},\n"));
+	T_ASSERT(strstr(text,
+			"{\"type\":\"sampled\",\"name\":\"worker/200\",\"unit\":\"nanoseconds\","
+			"\"startValue\":12000,\"endValue\":12002,\n"
+			"\"samples\":[\n[7,3]],\n"
+			"\"weights\":[2]}]}\n"));
+	free(text);
+	return T_OK;
+}
+
 static int test_flamegraph_canned(void)
 {
 	struct out_opts oo = {.title = "canned <&> \"x\""};
@@ -1063,6 +1085,7 @@ static int test_diff_canned(void)
 T_MAIN(T_CASE(test_aggregate_canned), T_CASE(test_diff_canned), T_CASE(test_folded_canned),
        T_CASE(test_flat_canned), T_CASE(test_tree_canned), T_CASE(test_tree_options),
        T_CASE(test_flat_options), T_CASE(test_per_thread), T_CASE(test_filters),
-       T_CASE(test_thread_comm), T_CASE(test_speedscope_canned), T_CASE(test_flamegraph_canned),
-       T_CASE(test_json_strings), T_CASE(test_pprof_canned), T_CASE(test_pprof_inline),
-       T_CASE(test_hex_labels_and_sanitizing), T_CASE(test_million_samples))
+       T_CASE(test_thread_comm), T_CASE(test_speedscope_canned), T_CASE(test_speedscope_timeline),
+       T_CASE(test_flamegraph_canned), T_CASE(test_json_strings), T_CASE(test_pprof_canned),
+       T_CASE(test_pprof_inline), T_CASE(test_hex_labels_and_sanitizing),
+       T_CASE(test_million_samples))
