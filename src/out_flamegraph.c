@@ -6,8 +6,13 @@
  * zoom and search, without any network access.  Frame widths are shares
  * of the total weight (of the sample count when every weight is 0); the
  * root is "all", then the frames from the callers up, siblings sorted by
- * name as flamegraph.pl does.  Every frame is kept, however narrow: the
- * page culls what is too small to see at the current zoom.
+ * name as flamegraph.pl does.  Frames narrower than FG_PRUNE_PPM parts per
+ * million of the whole (0.01%: a tenth of a pixel on a 1200-pixel page)
+ * are left out with everything above them, as flamegraph.pl's --minwidth
+ * does, so a profile with hundreds of thousands of distinct stacks still
+ * makes a page a browser opens at once; the page says how many frames and
+ * how much of the weight that was.  The page culls what is too small to
+ * see at the current zoom.
  *
  * A comparison (report --diff) is a differential flame graph as
  * flamegraph.pl draws one: the new profile's shape, each frame coloured
@@ -28,6 +33,14 @@
 
 #define TITLE_MARK "@XPROF_TITLE@"
 #define DATA_MARK  "@XPROF_DATA@"
+
+/* Frames narrower than this many parts per million of the whole are pruned. */
+#define FG_PRUNE_PPM 100
+
+/* What pruning left out: frames (with their callees) and the weight of the outermost. */
+struct fg_pruned {
+	uint64_t frames, value;
+};
 
 static int fg_begin(struct out *o)
 {
@@ -55,6 +68,23 @@ static int cmp_by_name(const void *a, const void *b, void *ctx)
 		      o->info.names[t->nodes[*(const uint32_t *)b].name]);
 }
 
+/*
+ * The number of nodes in each node's subtree, itself included.  A node is
+ * always added after its parent, so one pass from the end adds each into
+ * its parent (no recursion: a hostile file can make a very deep tree).
+ */
+static uint32_t *subtree_sizes(const struct calltree *t)
+{
+	uint32_t *size = xp_malloc((t->nr + 1) * sizeof(*size));
+	size_t i;
+
+	for (i = 0; i < t->nr; i++)
+		size[i] = 1;
+	for (i = t->nr; i-- > 1;)
+		size[t->nodes[i].parent] += size[i];
+	return size;
+}
+
 static void put_html(FILE *f, const char *s)
 {
 	for (; *s; s++) {
@@ -78,17 +108,31 @@ static void put_html(FILE *f, const char *s)
  * self, samples; in a comparison a sixth: the total in the base profile,
  * scaled to this profile's whole.
  */
-static void put_nodes(struct out *o, bool by_count)
+static void put_nodes(struct out *o, bool by_count, struct fg_pruned *pruned)
 {
 	const struct calltree *t = o->priv;
 	uint32_t *order = xp_malloc(t->nr * sizeof(*order)); /* preorder position by node */
 	uint32_t *todo = xp_malloc(t->nr * sizeof(*todo));
 	size_t ntodo = 1, pos = 0, i, nkids;
+	uint64_t whole = by_count ? t->nodes[0].total_count : t->nodes[0].total_weight;
+	/* Widths below this are pruned; the product cannot overflow before a 2^44 ns whole. */
+	double min = (double)whole * FG_PRUNE_PPM / 1e6;
+	uint32_t *size = subtree_sizes(t);
 
 	todo[0] = 0;
 	while (ntodo) {
 		uint32_t id = todo[--ntodo], *kids;
 		const struct calltree_node *n = &t->nodes[id];
+		uint64_t value = by_count ? n->total_count : n->total_weight;
+
+		/* A comparison keeps what the base had too (it colours the frame below). */
+		if (id && o->info.diff && out_scale_base(o, n->base_total) > value)
+			value = out_scale_base(o, n->base_total);
+		if (id && (double)value < min) {
+			pruned->frames += size[id];
+			pruned->value += by_count ? n->total_count : n->total_weight;
+			continue;
+		}
 
 		order[id] = (uint32_t)pos;
 		fprintf(o->f, "%s%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
@@ -104,6 +148,7 @@ static void put_nodes(struct out *o, bool by_count)
 			todo[ntodo++] = kids[i];
 		free(kids);
 	}
+	free(size);
 	free(todo);
 	free(order);
 }
@@ -111,6 +156,7 @@ static void put_nodes(struct out *o, bool by_count)
 static void put_data(struct out *o)
 {
 	bool by_count = o->info.by_count;
+	struct fg_pruned pruned = {0, 0};
 	size_t i;
 
 	fputs("{\"title\":", o->f);
@@ -130,8 +176,9 @@ static void put_data(struct out *o)
 		out_put_json_string(o->f, o->info.names[i]);
 	}
 	fputs("],\n\"nodes\":[\n", o->f);
-	put_nodes(o, by_count);
-	fputs("]}", o->f);
+	put_nodes(o, by_count, &pruned);
+	fprintf(o->f, "],\n\"pruned\":{\"ppm\":%d,\"frames\":%" PRIu64 ",\"value\":%" PRIu64 "}}",
+		FG_PRUNE_PPM, pruned.frames, pruned.value);
 }
 
 static int fg_end(struct out *o)

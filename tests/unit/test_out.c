@@ -640,7 +640,8 @@ static int test_flamegraph_canned(void)
 			      "9,3,12,6,8,\n" /* work */
 			      "10,4,6,6,2,\n" /* helper */
 			      "0,8,2,0,2,\n"  /* thread_start */
-			      "12,3,2,2,2]}</script>"));
+			      "12,3,2,2,2],\n"
+			      "\"pruned\":{\"ppm\":100,\"frames\":0,\"value\":0}}</script>"));
 	T_ASSERT(strstr(text, "</html>\n"));
 	free(text);
 	return T_OK;
