@@ -207,10 +207,11 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	const struct xp_option options[] = {
 	    {.short_name = 'i',
 	     .long_name = "input",
-	     .type = XP_OPT_STRING,
-	     .value = &opts->input,
+	     .type = XP_OPT_STRING_LIST,
+	     .value = &opts->inputs,
 	     .argh = "<file>",
-	     .help = "data file to read ('-': standard input; default xprof.data)"},
+	     .help = "data file to read ('-': standard input; default xprof.data); repeated: "
+		     "the files' samples together"},
 	    {.short_name = 'o',
 	     .long_name = "output",
 	     .type = XP_OPT_STRING,
@@ -365,6 +366,17 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 		return XP_EXIT_USAGE;
 	if (opts->time_arg && parse_time(opts))
 		return XP_EXIT_USAGE;
+	if (opts->inputs.nr)
+		opts->input = opts->inputs.v[0];
+	if (opts->inputs.nr > 1 &&
+	    (format_ops(opts->format)->flags & (OUT_LOCATIONS | OUT_TIMELINE)))
+		return xp_usage_error(
+		    &report_help, "several '-i' files apply only to --flat, --tree, --folded and "
+				  "--flamegraph");
+	if (opts->inputs.nr > 1 && opts->header_only)
+		return xp_usage_error(
+		    &report_help,
+		    "options '--header-only' and several '-i' cannot be used together");
 	if (opts->diff_base && !(format_ops(opts->format)->flags & OUT_DIFF))
 		return xp_usage_error(
 		    &report_help, "option '--diff' applies only to --flat, --tree, --folded and "
@@ -404,9 +416,8 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	if (m && r->symfs && m->path && m->path[0] == '/' &&
 	    (size_t)snprintf(path, sizeof(path), "%s%s", r->symfs, m->path) < sizeof(path))
 		sm.path = path;
-	for (f = symbolize_pc(r->sym, req->pid, m ? &sm : NULL, req->pc, req->addr,
-				  req->flags); f && n < max;
-	     f = f->caller) {
+	for (f = symbolize_pc(r->sym, req->pid, m ? &sm : NULL, req->pc, req->addr, req->flags);
+	     f && n < max; f = f->caller) {
 		if (req->src)
 			req->src[n] = (struct agg_src){f->file, f->line};
 		labels[n++] = f->name;
@@ -734,6 +745,34 @@ static int add_base(const struct report_opts *opts, struct report_run *run)
 	return ret;
 }
 
+/*
+ * The data files after the first -i: load each, aggregate it as @run's and
+ * merge it into @run.  0, or -1 after printing an error.
+ */
+static int add_inputs(const struct report_opts *opts, struct report_run *run)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 1; i < opts->inputs.nr && !ret; i++) {
+		struct report_run more;
+		struct profile p;
+
+		memset(&more, 0, sizeof(more));
+		profile_init(&p);
+		ret = load(&p, opts->inputs.v[i], true); /* a part of a run may have no samples */
+		if (!ret)
+			ret = report_prepare(opts, &p, &more);
+		if (!ret) {
+			agg_merge(&run->a, &more.a);
+			run->oo.duration_ns += more.oo.duration_ns;
+		}
+		report_done(&more);
+		profile_release(&p);
+	}
+	return ret;
+}
+
 static int load(struct profile *p, const char *input, bool allow_empty)
 {
 	bool is_stdin = !strcmp(input, "-");
@@ -789,7 +828,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (opts.header_only) {
 		memset(&run, 0, sizeof(run));
-	} else if (report_prepare(&opts, &p, &run) || (opts.diff_base && add_base(&opts, &run))) {
+	} else if (report_prepare(&opts, &p, &run) || add_inputs(&opts, &run) ||
+		   (opts.diff_base && add_base(&opts, &run))) {
 		report_done(&run);
 		profile_release(&p);
 		return XP_EXIT_FAIL;

@@ -572,15 +572,16 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 	free(locs.slots);
 }
 
-void agg_add_base(struct agg *a, const struct agg *base)
+/* agg_add_base (@as_base) and agg_merge: @b's stacks into @a, by their names. */
+static void merge(struct agg *a, const struct agg *base, bool as_base)
 {
 	struct table names = {0}, stacks = {0};
 	uint32_t *frames = xp_malloc(sizeof(*frames)), *map;
 	unsigned long alloc = 1;
 	size_t i, j;
 
-	if ((a->flags | base->flags) & AGG_LOCATIONS)
-		XP_BUG("a comparison of profiles with code locations");
+	if ((a->flags | base->flags) & (AGG_LOCATIONS | AGG_TIMELINE))
+		XP_BUG("merging profiles with code locations or timelines");
 	/* The tables of @a, then @base's names as ids of @a. */
 	table_reserve(&names, a->nr_names, name_hash_of, a);
 	table_reserve(&stacks, a->nr_stacks, stack_hash_of, a);
@@ -600,20 +601,43 @@ void agg_add_base(struct agg *a, const struct agg *base)
 		for (j = 0; j < b->nr; j++)
 			frames[j] = map[b->frames[j]];
 		key.frames = frames;
+		if (!as_base) {
+			key.count = b->count;
+			key.weight = b->weight;
+		}
 		s = add_stack(a, &stacks, &key);
-		s->base_count += b->count;
-		s->base_weight += b->weight;
+		s->base_count += b->base_count;
+		s->base_weight += b->base_weight;
+		if (as_base) {
+			s->base_count += b->count;
+			s->base_weight += b->weight;
+		}
 	}
-	a->has_base = true;
-	a->base_total_count = base->total_count;
-	a->base_total_weight = base->total_weight;
-	if (a->flags & AGG_TIMELINE)
-		XP_BUG("a comparison of profiles with a timeline");
+	if (as_base) {
+		a->has_base = true;
+		a->base_total_count = base->total_count;
+		a->base_total_weight = base->total_weight;
+	} else {
+		a->total_count += base->total_count;
+		a->total_weight += base->total_weight;
+		a->filtered_count += base->filtered_count;
+		a->filtered_weight += base->filtered_weight;
+	}
 	sort_stacks(a, NULL);
 	free(map);
 	free(frames);
 	free(names.slots);
 	free(stacks.slots);
+}
+
+void agg_add_base(struct agg *a, const struct agg *base)
+{
+	merge(a, base, true);
+}
+
+void agg_merge(struct agg *a, const struct agg *b)
+{
+	merge(a, b, false);
 }
 
 void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, void *ctx)

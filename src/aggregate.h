@@ -194,6 +194,14 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
  */
 void agg_add_base(struct agg *a, const struct agg *base);
 
+/*
+ * Add the samples of @b (another profile aggregated with the same flags,
+ * without AGG_LOCATIONS or AGG_TIMELINE) to @a: its stacks to those of @a
+ * with the same names, or as new ones, and its totals and filtered counts
+ * to @a's.  For reports of several data files (the parts of one run).
+ */
+void agg_merge(struct agg *a, const struct agg *b);
+
 /* agg_build_opts without options. */
 void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, void *ctx);
 
