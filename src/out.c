@@ -7,6 +7,8 @@
 #include "out.h"
 #include "aggregate.h"
 
+#include <inttypes.h>
+
 int out_write_opts(const struct out_ops *ops, FILE *f, const struct agg *a,
 		   const struct out_opts *opts)
 {
@@ -31,6 +33,19 @@ int out_write_opts(const struct out_ops *ops, FILE *f, const struct agg *a,
 	if (ops->end(&o))
 		ret = -1;
 	return ret;
+}
+
+void out_put_diff_header(struct out *o)
+{
+	const struct out_opts *opts = o->info.opts;
+
+	fputs("# Comparison of ", o->f);
+	out_put_name(o->f, opts->base_title ? opts->base_title : "base");
+	fputs(" (base) with ", o->f);
+	out_put_name(o->f, opts->title ? opts->title : "new");
+	fprintf(o->f, " (new), shares of each one's %s\n", o->info.by_count ? "samples" : "weight");
+	fprintf(o->f, "# Samples: %" PRIu64 " (base), %" PRIu64 " (new)\n#\n",
+		o->info.agg->base_total_count, o->info.total_count);
 }
 
 uint64_t out_base_value(const struct out *o, const struct agg_stack *s)

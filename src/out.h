@@ -123,6 +123,12 @@ static inline uint64_t out_value(const struct out *o, uint64_t count, uint64_t w
 	return o->info.by_count ? count : weight;
 }
 
+/*
+ * The first lines of a comparison's text report: which files, what the
+ * shares are of, and both sample counts, as "#" comment lines.
+ */
+void out_put_diff_header(struct out *o);
+
 /* The base profile's value of @s in a comparison (0 otherwise). */
 uint64_t out_base_value(const struct out *o, const struct agg_stack *s);
 

@@ -94,6 +94,21 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 	return strcmp(fs->names[x], fs->names[y]);
 }
 
+/* The last line (what --limit and --min-percent left out of @nr rows), and free all. */
+static int flat_finish(struct out *o, uint32_t *rows, size_t nr, size_t shown)
+{
+	struct flat *fl = o->priv;
+
+	if (shown < nr)
+		fprintf(o->f, "# %zu more functions below --min-percent or past --limit\n",
+			nr - shown);
+	free(rows);
+	free(fl->fn);
+	free(fl);
+	o->priv = NULL;
+	return 0;
+}
+
 /* A comparison's rows: what changed most, by self share (or total), first. */
 struct diff_sort {
 	const struct flat_func *fn;
@@ -140,13 +155,7 @@ static int flat_diff_end(struct out *o)
 			rows[nr++] = (uint32_t)i;
 	if (nr > 1)
 		qsort_r(rows, nr, sizeof(*rows), cmp_diff_row, &ds);
-	fputs("# Comparison of ", o->f);
-	out_put_name(o->f, opts->base_title ? opts->base_title : "base");
-	fputs(" (base) with ", o->f);
-	out_put_name(o->f, opts->title ? opts->title : "new");
-	fprintf(o->f, " (new), shares of each one's %s\n", o->info.by_count ? "samples" : "weight");
-	fprintf(o->f, "# Samples: %" PRIu64 " (base), %" PRIu64 " (new)\n#\n",
-		o->info.agg->base_total_count, o->info.total_count);
+	out_put_diff_header(o);
 	fprintf(o->f, "#%8s %9s %9s %9s %9s %9s  %s\n", "Delta", "Base", "New", "Delta", "Base",
 		"New", "Function");
 	fprintf(o->f, "#%8s %9s %9s %9s %9s %9s\n", "self", "self%", "self%", "total", "total%",
@@ -168,14 +177,7 @@ static int flat_diff_end(struct out *o)
 		fputc('\n', o->f);
 		shown++;
 	}
-	if (shown < nr)
-		fprintf(o->f, "# %zu more functions below --min-percent or past --limit\n",
-			nr - shown);
-	free(rows);
-	free(fl->fn);
-	free(fl);
-	o->priv = NULL;
-	return 0;
+	return flat_finish(o, rows, nr, shown);
 }
 
 static int flat_end(struct out *o)
@@ -213,14 +215,7 @@ static int flat_end(struct out *o)
 		fputc('\n', o->f);
 		shown++;
 	}
-	if (shown < nr)
-		fprintf(o->f, "# %zu more functions below --min-percent or past --limit\n",
-			nr - shown);
-	free(rows);
-	free(fl->fn);
-	free(fl);
-	o->priv = NULL;
-	return 0;
+	return flat_finish(o, rows, nr, shown);
 }
 
 const struct out_ops out_flat = {

@@ -109,14 +109,7 @@ static int tree_end(struct out *o)
 	size_t depth = 0, hidden = 0;
 
 	if (o->info.diff) {
-		fputs("# Comparison of ", o->f);
-		out_put_name(o->f, o->info.opts->base_title ? o->info.opts->base_title : "base");
-		fputs(" (base) with ", o->f);
-		out_put_name(o->f, o->info.opts->title ? o->info.opts->title : "new");
-		fprintf(o->f, " (new), shares of each one's %s\n",
-			o->info.by_count ? "samples" : "weight");
-		fprintf(o->f, "# Samples: %" PRIu64 " (base), %" PRIu64 " (new)\n#\n",
-			o->info.agg->base_total_count, o->info.total_count);
+		out_put_diff_header(o);
 		fprintf(o->f, "#%8s %9s %9s %9s  %s\n", "Delta", "Base", "New", "Delta",
 			"Call tree (callers above callees)");
 		fprintf(o->f, "#%8s %9s %9s %9s\n", "total", "total%", "total%", "self");
