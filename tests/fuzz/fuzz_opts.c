@@ -176,8 +176,17 @@ static void check_report(int argc, char **argv)
 	if (r)
 		return;
 	if (o.format < REPORT_FLAT || o.format > REPORT_SPEEDSCOPE || !o.input || !*o.input ||
-	    (o.output && !*o.output) || o.sort < OUT_SORT_DEFAULT || o.sort > OUT_SORT_TOTAL || o.min_percent < 0 ||
-	    o.min_percent > 100)
+	    (o.output && !*o.output) || o.sort < OUT_SORT_DEFAULT || o.sort > OUT_SORT_TOTAL ||
+	    o.min_percent < 0 || o.min_percent > 100)
+		abort();
+	/* --time: both ends known values, percentages within 0..100, FROM <= TO when alike. */
+	if (o.time_arg &&
+	    ((!o.time_from.set && !o.time_to.set) || !(o.time_from.v >= 0) || !(o.time_to.v >= 0) ||
+	     (o.time_from.pct && o.time_from.v > 100) || (o.time_to.pct && o.time_to.v > 100) ||
+	     (o.time_from.set && o.time_to.set && o.time_from.pct == o.time_to.pct &&
+	      o.time_from.v > o.time_to.v)))
+		abort();
+	if (o.inputs.nr && strcmp(o.input, o.inputs.v[0]))
 		abort();
 }
 

@@ -87,6 +87,28 @@ static int test_parse_args(void)
 	T_EQ_U64(parse(&o, ARGS("--symfs", "golden/aarch64", "--folded"), &err), 0);
 	T_EQ_STR(o.symfs, "golden/aarch64");
 
+	/* --value, --time, --diff, several -i. */
+	T_ASSERT(!o.value_samples);
+	T_EQ_U64(parse(&o, ARGS("--folded", "--value", "samples"), &err), 0);
+	T_ASSERT(o.value_samples);
+	T_EQ_U64(parse(&o, ARGS("--time", "10%,1.5s"), &err), 0);
+	T_ASSERT(o.time_from.set && o.time_from.pct && o.time_from.v == 10);
+	T_ASSERT(o.time_to.set && !o.time_to.pct && o.time_to.v == 1.5e9);
+	T_EQ_U64(parse(&o, ARGS("--time", ",200ms"), &err), 0);
+	T_ASSERT(!o.time_from.set && o.time_to.set && o.time_to.v == 2e8);
+	T_EQ_U64(parse(&o, ARGS("--time", "2,1"), &err), 2);
+	T_ASSERT(strstr(err, "invalid value '2,1' for --time"));
+	T_EQ_U64(parse(&o, ARGS("--diff", "old.data", "-i", "new.data", "--tree"), &err), 0);
+	T_EQ_STR(o.diff_base, "old.data");
+	T_EQ_STR(o.input, "new.data");
+	T_EQ_U64(parse(&o, ARGS("--diff", "old.data", "--speedscope"), &err), 2);
+	T_ASSERT(strstr(err, "option '--diff' applies only to"));
+	T_EQ_U64(parse(&o, ARGS("-i", "a.data", "-i", "b.data"), &err), 0);
+	T_EQ_U64(o.inputs.nr, 2);
+	T_EQ_STR(o.input, "a.data");
+	T_EQ_U64(parse(&o, ARGS("-i", "a.data", "-i", "b.data", "--pprof"), &err), 2);
+	T_ASSERT(strstr(err, "several '-i' files apply only to"));
+
 	T_EQ_U64(parse(&o, ARGS("--flat", "--folded"), &err), 2);
 	T_ASSERT(strstr(err, "xprof: error: options '--folded' and '--flat' cannot be used "
 			     "together\nusage: xprof report "));
