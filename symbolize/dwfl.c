@@ -20,6 +20,7 @@
 #include "symbolize.h"
 #include "demangle.h"
 #include "jitsyms.h"
+#include "plt.h"
 #include "err.h"
 #include "hash.h"
 
@@ -66,8 +67,9 @@ struct cu_fns {
 struct sym_sym {
 	uint64_t addr, size; /* module addresses */
 	uint64_t max_end;    /* largest addr + size of this and every earlier entry */
-	const char *name;    /* owned by libdwfl, valid while the module is open */
-	int bind;	     /* 2 global, 1 weak, 0 local */
+	uint64_t sec_end;    /* a sizeless label names nothing at or past its section's end */
+	const char *name;    /* owned by libdwfl or by the module's plt, valid while it is open */
+	int rank;	     /* among aliases, the greater is the name users call (alias_rank) */
 };
 
 struct sym_module {
@@ -85,6 +87,8 @@ struct sym_module {
 	struct sym_sym *syms; /* sorted by address; built on first lookup */
 	size_t nr_syms;
 	bool syms_read;
+	struct plt_stub *plt; /* the synthesized "func@plt" names (plt.h) */
+	size_t nr_plt;
 	struct cu_fns *cus; /* functions of each compilation unit used so far */
 	size_t nr_cus;
 	unsigned long alloc_cus;
@@ -293,6 +297,7 @@ void symbolizer_free(struct symbolizer *s)
 		free(m->base);
 		free(m->loads);
 		free(m->syms);
+		plt_stubs_free(m->plt, m->nr_plt);
 		free_cus(m);
 	}
 	for (i = 0; i < s->nr_roots; i++)
@@ -524,6 +529,9 @@ static void sym_module_close(struct sym_module *m)
 	m->syms = NULL;
 	m->nr_syms = 0;
 	m->syms_read = false;
+	plt_stubs_free(m->plt, m->nr_plt);
+	m->plt = NULL;
+	m->nr_plt = 0;
 	free_cus(m);
 }
 
@@ -810,13 +818,29 @@ static struct sym_frame *frame_new(enum sym_kind kind, const char *fmt, ...)
 	return f;
 }
 
-/* A function frame named @raw (a symbol or DWARF name), demangled unless told not to. */
+/*
+ * A function frame named @raw (a symbol or DWARF name), demangled unless
+ * told not to; a PLT stub's "@plt" stays after the demangled name.
+ */
 static struct sym_frame *func_frame(struct symbolizer *s, enum sym_kind kind, const char *raw)
 {
 	struct sym_frame *f = xp_calloc(1, sizeof(*f));
+	size_t len = strlen(raw), plt = sizeof("@plt") - 1;
+	char *base, *name;
 
 	f->kind = kind;
-	f->name = demangle_name(raw, !s->no_demangle);
+	if (len <= plt || strcmp(raw + len - plt, "@plt")) {
+		f->name = demangle_name(raw, !s->no_demangle);
+		return f;
+	}
+	base = xp_strdup(raw);
+	base[len - plt] = 0;
+	name = demangle_name(base, !s->no_demangle);
+	len = strlen(name);
+	name = xp_realloc(name, len + plt + 1);
+	memcpy(name + len, "@plt", plt + 1);
+	free(base);
+	f->name = name;
 	return f;
 }
 
@@ -1084,12 +1108,39 @@ static struct sym_frame *add_inlined(struct symbolizer *s, struct dw_scopes *d,
 /*
  * dwfl_module_addrinfo scans the whole symbol table for every address
  * (libdwfl's search_table), which made a 1M-sample report spend most of
- * its time there.  The same choice is made here from a table sorted once
- * per module: among the symbols at or below the address, a sized one that
- * covers it, the closest, then the most global, then the smallest; failing
- * that, the closest sizeless one (an assembly label) provided no sized
- * symbol below the address ends above it.
+ * its time there.  The choice is made here from a table sorted once per
+ * module: among the symbols at or below the address, a sized one that
+ * covers it, the closest, then the alias users call (alias_rank), then
+ * the smallest; failing that, the closest sizeless one (an assembly
+ * label) provided it lies in the same section and no sized symbol below
+ * the address ends above it.  Symbols that cannot hold code never name
+ * it: absolute ones (version definitions such as OPENSSL_3.0.9), files,
+ * sections, TLS, sizeless data and mapping symbols.  PLT stubs, which no symbol covers,
+ * get "func@plt" from plt.h.
  */
+
+/*
+ * How much @name looks like the name users call, among aliases of one
+ * address (glibc's free, __libc_free, __free, cfree; read, __read,
+ * __libc_read, __GI___libc_read): a name of a compat version
+ * ("cfree@GLIBC_2.2.5", or @hidden in .gnu.version) last; then local
+ * symbols; then fewer leading underscores (public before internal;
+ * mangled C++ and Rust names count as public); then global before weak.
+ * This picks free and read where perf shows __libc_free and __read.
+ */
+static int alias_rank(const char *name, int bind, bool hidden)
+{
+	const char *at = strchr(name, '@');
+	int under = 0;
+
+	if (at && at != name && at[1] && at[1] != '@')
+		hidden = true;
+	if (!(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')))
+		while (name[under] == '_' && under < 7)
+			under++;
+	return (hidden ? 0 : 1000) + (bind ? 100 : 0) + (7 - under) * 10 + bind;
+}
+
 static int binding_value(const GElf_Sym *sym)
 {
 	switch (GELF_ST_BIND(sym->st_info)) {
@@ -1111,15 +1162,126 @@ static int cmp_sym(const void *a, const void *b)
 	return (x->size > y->size) - (x->size < y->size);
 }
 
+/* A dynamic symbol whose version is hidden (a compat alias): its address and name. */
+struct hidden_sym {
+	uint64_t addr;
+	const char *name;
+};
+
+static int cmp_hidden(const void *a, const void *b)
+{
+	const struct hidden_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * The dynamic symbols of @elf whose .gnu.version entry is hidden (cfree of
+ * glibc 2.26 and later: callable by old binaries only), sorted.
+ */
+static size_t read_hidden(Elf *elf, GElf_Addr bias, struct hidden_sym **out)
+{
+	Elf_Scn *scn = NULL, *dynscn = NULL, *verscn = NULL;
+	Elf_Data *dyn, *ver;
+	GElf_Shdr sh, dynsh = {0};
+	unsigned long alloc = 0;
+	size_t n = 0, i, count;
+
+	*out = NULL;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM) {
+			dynscn = scn;
+			dynsh = sh;
+		} else if (sh.sh_type == SHT_GNU_versym) {
+			verscn = scn;
+		}
+	}
+	if (!dynscn || !verscn || !dynsh.sh_entsize)
+		return 0;
+	dyn = elf_getdata(dynscn, NULL);
+	ver = elf_getdata(verscn, NULL);
+	if (!dyn || !ver || !ver->d_buf)
+		return 0;
+	count = dyn->d_size / dynsh.sh_entsize;
+	for (i = 1; i < count && i < ver->d_size / 2 && i <= INT32_MAX; i++) {
+		GElf_Versym vs;
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getversym(ver, (int)i, &vs) || !(vs & 0x8000) ||
+		    !gelf_getsym(dyn, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, dynsh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		xp_grow((void **)out, &alloc, n + 1, sizeof(**out));
+		(*out)[n++] = (struct hidden_sym){sym.st_value + bias, name};
+	}
+	qsort(*out, n, sizeof(**out), cmp_hidden);
+	return n;
+}
+
+static bool is_hidden(const struct hidden_sym *h, size_t nr, uint64_t addr, const char *name)
+{
+	struct hidden_sym key = {addr, name};
+
+	return nr && bsearch(&key, h, nr, sizeof(*h), cmp_hidden);
+}
+
+/* The end of section @shndx of @elf in module addresses, or UINT64_MAX when unknown. */
+static uint64_t section_end(Elf *elf, GElf_Word shndx, Dwarf_Addr bias)
+{
+	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+		return UINT64_MAX;
+	return sh.sh_addr + sh.sh_size + bias;
+}
+
+/*
+ * Whether symbol @name of @type, @size in section @shndx may name code.
+ * The ARM and RISC-V mapping symbols ($x, $d, $xrv64i2p1...) only mark
+ * where code or data starts.
+ */
+static bool names_code(const char *name, int type, uint64_t size, GElf_Word shndx)
+{
+	if (shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == SHN_COMMON)
+		return false;
+	if (name[0] == '$' && type == STT_NOTYPE)
+		return false;
+	switch (type) {
+	case STT_FUNC:
+	case STT_GNU_IFUNC:
+	case STT_NOTYPE:
+		return true;
+	case STT_OBJECT:
+		return size > 0;
+	default: /* STT_SECTION, STT_FILE, STT_TLS, STT_COMMON */
+		return false;
+	}
+}
+
 static void read_symbols(struct sym_module *m)
 {
 	int i, n = dwfl_module_getsymtab(m->mod);
-	size_t k;
+	struct hidden_sym *hidden;
+	size_t k, nr_hidden;
+	GElf_Addr mbias;
+	Elf *melf = dwfl_module_getelf(m->mod, &mbias);
 
 	m->syms_read = true;
-	if (n <= 0)
+	m->nr_plt = plt_stubs(melf, &m->plt);
+	if (n < 0)
+		n = 0;
+	if (!n && !m->nr_plt)
 		return;
-	m->syms = xp_malloc((size_t)n * sizeof(*m->syms));
+	nr_hidden = read_hidden(melf, mbias, &hidden);
+	m->syms = xp_malloc(((size_t)n + m->nr_plt) * sizeof(*m->syms));
 	for (i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -1128,14 +1290,24 @@ static void read_symbols(struct sym_module *m)
 		Dwarf_Addr bias;
 		const char *name =
 		    dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &bias);
-		int type = GELF_ST_TYPE(sym.st_info);
+		int bind = binding_value(&sym);
 
-		if (!name || !*name || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
-		    type == STT_FILE || type == STT_TLS)
+		if (!name || !*name ||
+		    !names_code(name, GELF_ST_TYPE(sym.st_info), sym.st_size, shndx))
 			continue;
-		m->syms[m->nr_syms++] =
-		    (struct sym_sym){addr, sym.st_size, 0, name, binding_value(&sym)};
+		m->syms[m->nr_syms++] = (struct sym_sym){
+		    addr, sym.st_size,
+		    0,	  sym.st_size ? UINT64_MAX : section_end(elf, shndx, bias),
+		    name, alias_rank(name, bind, is_hidden(hidden, nr_hidden, addr, name))};
 	}
+	for (k = 0; k < m->nr_plt; k++)
+		m->syms[m->nr_syms++] = (struct sym_sym){m->plt[k].addr + mbias,
+							 m->plt[k].size,
+							 0,
+							 UINT64_MAX,
+							 m->plt[k].name,
+							 alias_rank(m->plt[k].name, 2, false)};
+	free(hidden);
 	qsort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
 	for (k = 0; k < m->nr_syms; k++) {
 		uint64_t end = m->syms[k].addr + m->syms[k].size;
@@ -1152,9 +1324,11 @@ static bool better_sized(const struct sym_sym *c, const struct sym_sym *best)
 		return true;
 	if (c->addr < best->addr)
 		return false;
-	if (c->bind != best->bind)
-		return c->bind > best->bind;
-	return c->size < best->size;
+	if (c->rank != best->rank)
+		return c->rank > best->rank;
+	if (c->size != best->size)
+		return c->size < best->size;
+	return strcmp(c->name, best->name) < 0;
 }
 
 /* The symbol naming module address @addr, or NULL. */
@@ -1187,7 +1361,7 @@ static const struct sym_sym *find_symbol(struct sym_module *m, uint64_t addr)
 	}
 	if (best)
 		return best;
-	/* The closest sizeless symbol, the most global of those at its address. */
+	/* The closest sizeless symbol, the alias users call of those at its address. */
 	for (i = lo; i-- > 0;) {
 		const struct sym_sym *c = &m->syms[i];
 
@@ -1195,10 +1369,11 @@ static const struct sym_sym *find_symbol(struct sym_module *m, uint64_t addr)
 			continue;
 		if (label && c->addr < label->addr)
 			break;
-		if (!label || c->bind > label->bind)
+		if (!label || c->rank > label->rank ||
+		    (c->rank == label->rank && strcmp(c->name, label->name) < 0))
 			label = c;
 	}
-	return label && label->addr >= min_label ? label : NULL;
+	return label && label->addr >= min_label && addr < label->sec_end ? label : NULL;
 }
 
 /* ---- lookups ------------------------------------------------------------- */

@@ -20,6 +20,8 @@
 #include "t.h"
 
 #include <elf.h>
+#include <gelf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <setjmp.h>
 #include <sys/auxv.h>
@@ -782,8 +784,194 @@ static int test_million_symbolized(void)
 	return T_OK;
 }
 
+/* The file offset of ELF address @vaddr of @path, from its PT_LOAD headers; -1 when none. */
+static int64_t file_offset_of(const char *path, uint64_t vaddr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	size_t i, n;
+	int64_t off = -1;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	for (i = 0; elf && !elf_getphdrnum(elf, &n) && i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz)
+			off = (int64_t)(vaddr - ph.p_vaddr + ph.p_offset);
+	}
+	elf_end(elf);
+	close(fd);
+	return off;
+}
+
+/*
+ * Every PLT stub of @path is named as binutils' objdump (@objdump) names
+ * it, at its first byte and inside it; the PLT headers are named after no
+ * symbol at all.  objdump's IRELATIVE stubs ("*ABS*+0x...@plt") only must
+ * not be named after an unrelated symbol.  Returns the number of stubs
+ * checked, or -1 after printing the first mismatch.
+ */
+static long check_plt_names(const char *objdump, const char *path)
+{
+	char cmd[4096], line[1024], want[512];
+	struct sym_map map = {1ULL << 32, 1ULL << 40, 0, path, NULL, 0};
+	struct symbolizer *s = symbolizer_new(NULL);
+	unsigned long long vaddr;
+	long n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null | "
+		 "grep -E '^[0-9a-f]+ <.*>:$'",
+		 objdump, path);
+	f = popen(cmd, "r");
+	if (!f) {
+		symbolizer_free(s);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '<'), *end = strrchr(line, '>'), *at;
+		const struct sym_frame *fr;
+		int64_t off;
+		int k;
+
+		if (!name || !end || sscanf(line, "%llx", &vaddr) != 1)
+			continue;
+		*end = 0;
+		name++;
+		off = file_offset_of(path, vaddr);
+		if (off < 0)
+			continue;
+		for (k = 0; k < 2; k++) {
+			fr = sym_pc(s, 1, &map, map.start + (uint64_t)off + (uint64_t)k * 4,
+				    XP_FRAME_EXACT);
+			if (strstr(name, "@plt-") || !strncmp(name, "*ABS*", 5) || name[0] == '.') {
+				/* A header, or an IFUNC stub: a func@plt name or none. */
+				if (fr->kind == SYM_MODULE_OFFSET ||
+				    (strstr(fr->name, "@plt") && !strncmp(name, "*ABS*", 5)))
+					continue;
+			} else {
+				/* objdump writes "memcpy@GLIBC_2.14@plt" for versioned ones. */
+				snprintf(want, sizeof(want), "%s", name);
+				at = strchr(want, '@');
+				if (at)
+					snprintf(at, sizeof(want) - (size_t)(at - want), "@plt");
+				if (!strcmp(fr->name, want))
+					continue;
+			}
+			fprintf(stderr, "# %s: %s at %#llx+%d is named '%s'\n", path, name, vaddr,
+				k * 4, fr->name);
+			pclose(f);
+			symbolizer_free(s);
+			return -1;
+		}
+		n++;
+	}
+	pclose(f);
+	symbolizer_free(s);
+	return n;
+}
+
+/*
+ * PLT stubs are named after the relocation they jump through, on the
+ * three machines (IBT/BTI layouts included where the files have them);
+ * objdump is the oracle.  Cross files come from the xarch sysroots when
+ * they and the cross objdump are there.
+ */
+static int test_plt_names(void)
+{
+	static const char *const host[] = {
+	    "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+	    "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0", "/usr/lib/x86_64-linux-gnu/libdw.so.1",
+	    "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"};
+	static const char *const cross[][2] = {{"aarch64", "libc.so.6"},
+					       {"aarch64", "libdw.so.1"},
+					       {"riscv64", "libc.so.6"},
+					       {"riscv64", "libdw.so.1"}};
+	const char *cache = getenv("XARCH_CACHE"), *home = getenv("HOME");
+	char path[4096], objdump[256];
+	long n, total = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(host) / sizeof(host[0]); i++) {
+		if (access(host[i], R_OK) || access("/usr/bin/x86_64-linux-gnu-objdump", X_OK))
+			continue;
+		n = check_plt_names("/usr/bin/x86_64-linux-gnu-objdump", host[i]);
+		T_ASSERT(n >= 0);
+		printf("# %s: %ld PLT stubs named as objdump names them\n", host[i], n);
+		total += n;
+	}
+	for (i = 0; i < sizeof(cross) / sizeof(cross[0]); i++) {
+		if (cache)
+			snprintf(path, sizeof(path), "%s/%s/sysroot/usr/lib/%s-linux-gnu/%s", cache,
+				 cross[i][0], cross[i][0], cross[i][1]);
+		else
+			snprintf(path, sizeof(path),
+				 "%s/.cache/xarch/%s/sysroot/usr/lib/%s-linux-gnu/%s",
+				 home ? home : "/root", cross[i][0], cross[i][0], cross[i][1]);
+		snprintf(objdump, sizeof(objdump), "/usr/bin/%s-linux-gnu-objdump", cross[i][0]);
+		if (access(path, R_OK) || access(objdump, X_OK))
+			continue;
+		n = check_plt_names(objdump, path);
+		T_ASSERT(n >= 0);
+		printf("# %s: %ld PLT stubs named as objdump names them\n", path, n);
+		total += n;
+	}
+	/* More, as "objdump:file" words, e.g. libraries built with -fcf-protection -z ibtplt. */
+	if (getenv("XPROF_TEST_PLT_FILES")) {
+		char *list = strdup(getenv("XPROF_TEST_PLT_FILES")), *save = NULL, *w, *colon;
+
+		T_ASSERT(list);
+		for (w = strtok_r(list, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+			colon = strchr(w, ':');
+			T_ASSERT(colon);
+			*colon = 0;
+			n = check_plt_names(w, colon + 1);
+			T_ASSERT(n > 0);
+			printf("# %s: %ld PLT stubs named as objdump names them\n", colon + 1, n);
+			total += n;
+		}
+		free(list);
+	}
+	if (!total)
+		return T_SKIP;
+	return T_OK;
+}
+
+/*
+ * glibc's aliases are named as users call them: free (not cfree,
+ * __libc_free or __free), read (not __read or __libc_read), with the
+ * .dynsym alone and with glibc's debuginfo when it is installed.
+ */
+static int test_alias_names(void)
+{
+	struct profile p;
+	struct symbolizer *s;
+	const struct profile_mapping *m;
+	struct sym_map sm;
+	uint64_t pc_free = (uint64_t)(uintptr_t)free, pc_read = (uint64_t)(uintptr_t)read;
+
+	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
+	m = profile_find_mapping(&p, 4242, 1000, pc_free);
+	T_ASSERT(m);
+	sm = (struct sym_map){m->start, m->end, m->offset, m->path, NULL, 0};
+	s = symbolizer_new(NULL);
+	T_EQ_STR(sym_pc(s, 4242, &sm, pc_free + 2, XP_FRAME_EXACT)->name, "free");
+	m = profile_find_mapping(&p, 4242, 1000, pc_read);
+	T_ASSERT(m);
+	sm = (struct sym_map){m->start, m->end, m->offset, m->path, NULL, 0};
+	T_EQ_STR(sym_pc(s, 4242, &sm, pc_read + 2, XP_FRAME_EXACT)->name, "read");
+	symbolizer_free(s);
+	profile_release(&p);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_pc_minus_one_real),
        T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self),
        T_CASE(test_inline_chain), T_CASE(test_demangled_names), T_CASE(test_jit_symbols),
        T_CASE(test_syscall_names), T_CASE(test_vdso_image), T_CASE(test_million_symbolized),
-       T_CASE(test_not_regular))
+       T_CASE(test_not_regular), T_CASE(test_plt_names), T_CASE(test_alias_names))
