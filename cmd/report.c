@@ -416,7 +416,8 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	if (m && r->symfs && m->path && m->path[0] == '/' &&
 	    (size_t)snprintf(path, sizeof(path), "%s%s", r->symfs, m->path) < sizeof(path))
 		sm.path = path;
-	for (f = symbolize_pc(r->sym, req->pid, m ? &sm : NULL, req->pc, req->addr, req->flags);
+	for (f = symbolize_pc_at(r->sym, req->pid, m ? &sm : NULL, req->pc, req->addr, req->flags,
+				 req->t);
 	     f && n < max; f = f->caller) {
 		if (req->src)
 			req->src[n] = (struct agg_src){f->file, f->line};
@@ -447,7 +448,7 @@ static struct symbolizer *new_symbolizer(const struct report_opts *opts, const s
 	s = symbolizer_new(&so);
 	for (i = 0; i < p->nr_jitsyms; i++)
 		symbolizer_add_jit(s, p->jitsyms[i].pid, p->jitsyms[i].start, p->jitsyms[i].size,
-				   p->jitsyms[i].name);
+				   p->jitsyms[i].name, p->jitsyms[i].t);
 	for (i = 0; i < p->nr_jitlines; i++)
 		symbolizer_add_jit_line(s, p->jitlines[i].pid, p->jitlines[i].start,
 					p->jitlines[i].end, p->jitlines[i].file,

@@ -28,7 +28,7 @@
  * 40 (a SAMPLE record).
  */
 struct df_batch {
-	pid_t pid, tid;  /* tid 0: empty slot */
+	pid_t pid, tid;	 /* tid 0: empty slot */
 	uint64_t t_base; /* time of the first sample */
 	uint64_t t_prev; /* time of the last sample */
 	uint8_t *buf;
@@ -59,7 +59,7 @@ struct df_writer {
 	uint8_t *buf; /* records not yet written */
 	size_t len;
 	unsigned long alloc;
-	uint64_t bytes; /* written to the file so far */
+	uint64_t bytes;		  /* written to the file so far */
 	struct df_batch *batches; /* by tid, open addressing */
 	unsigned long nbatches, used_batches;
 	/*
@@ -534,7 +534,8 @@ static struct df_batch *batch_get(struct df_writer *w, pid_t pid, pid_t tid)
 			free(old[i].buf);
 		free(old);
 	}
-	for (i = ((uint32_t)tid * 2654435761u) & (w->nbatches - 1);; i = (i + 1) & (w->nbatches - 1)) {
+	for (i = ((uint32_t)tid * 2654435761u) & (w->nbatches - 1);;
+	     i = (i + 1) & (w->nbatches - 1)) {
 		struct df_batch *b = &w->batches[i];
 
 		if (b->tid == tid && b->pid == pid)
@@ -579,8 +580,8 @@ int df_write_sample(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint6
 	return df_write_sample_record(w, t, pid, tid, stack_id, weight);
 }
 
-int df_write_sample_record(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid,
-			   uint64_t stack_id, uint64_t weight)
+int df_write_sample_record(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
+			   uint64_t weight)
 {
 	uint8_t *p;
 
@@ -628,20 +629,22 @@ int df_write_stat(struct df_writer *w, const char *name, uint64_t value)
 	return 0;
 }
 
-int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size, const char *name)
+int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size, const char *name,
+		    uint64_t t)
 {
 	size_t ln = str_len(name);
 	uint8_t *p;
 
 	if (w->failed)
 		return -1;
-	p = rec_begin(w, DF_REC_JITSYM, 4 + 8 + 8 + 4 + (uint64_t)ln);
+	p = rec_begin(w, DF_REC_JITSYM, 4 + 8 + 8 + 4 + (uint64_t)ln + 8);
 	if (!p)
 		return -1;
 	put_u32(&p, (uint32_t)pid);
 	put_u64(&p, start);
 	put_u64(&p, size);
 	put_str(&p, name, ln);
+	put_u64(&p, t); /* appended in a minor revision: older readers stop before it */
 	return 0;
 }
 

@@ -98,16 +98,21 @@ int df_write_sample(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint6
  * Exactly one SAMPLE record (df_write_sample batches the samples of a
  * thread into SAMPLES records; a tid 0 sample goes here).  For tests.
  */
-int df_write_sample_record(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid,
-			   uint64_t stack_id, uint64_t weight);
+int df_write_sample_record(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
+			   uint64_t weight);
 /*
  * @status: wait status as from waitpid (exit code or signal).  @tid is the
  * thread that ended; 0 when the record is about the whole process.
  */
 int df_write_exit(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, int status);
 int df_write_stat(struct df_writer *w, const char *name, uint64_t value);
-int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size,
-		    const char *name);
+/*
+ * A JIT symbol of @pid named at @t (recording time: when the recorder
+ * first saw the JIT announce it, or the jitdump's timestamp; 0 when
+ * unknown).  A report names a sample after the entry valid at its time.
+ */
+int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size, const char *name,
+		    uint64_t t);
 int df_write_meta(struct df_writer *w, const char *key, const char *value);
 /* Code of @pid in [@start, @end) (@end > @start) comes from line @line of @file. */
 int df_write_jitline(struct df_writer *w, pid_t pid, uint64_t start, uint64_t end, const char *file,

@@ -18,10 +18,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- perf map ------------------------------------------------------------ */
@@ -233,6 +235,7 @@ struct jit_entry {
 	uint64_t code_index;
 	char *name;
 	size_t dbg; /* index + 1 into collect.dbgs, 0: no line information */
+	uint64_t t; /* when the JIT named it, in recording time; 0: unknown */
 };
 
 /* The raw entries of one JIT_CODE_DEBUG_INFO record. */
@@ -242,10 +245,20 @@ struct jit_dbg {
 	size_t len;
 };
 
+/* The perf map had grown to @end bytes by recording time @t (jitmap_poll). */
+struct jit_chunk {
+	uint64_t end, t;
+};
+
 struct collect {
 	pid_t pid;
 	uid_t target_uid;
 	const struct targetfs_root *root; /* the process's root (targetfs.h); NULL: ours */
+	uint64_t start_mono; /* CLOCK_MONOTONIC at the start of recording: jitdump times */
+	const struct jit_chunk *chunks; /* of the perf map, by end */
+	size_t nr_chunks;
+	uint64_t tail_t; /* the time of perf-map lines past the last chunk */
+	uint64_t t;	 /* the time of the entry being added */
 	struct jit_entry *e;
 	size_t nr;
 	unsigned long alloc;
@@ -280,8 +293,24 @@ static bool add_entry(struct collect *c, uint64_t start, uint64_t size, uint64_t
 	}
 	xp_grow((void **)&c->e, &c->alloc, c->nr + 1, sizeof(*c->e));
 	c->e[c->nr++] =
-	    (struct jit_entry){start, start + size, index, name_dup(name, name_len), dbg};
+	    (struct jit_entry){start, start + size, index, name_dup(name, name_len), dbg, c->t};
 	return true;
+}
+
+/* The time of the perf-map line that starts at byte @off. */
+static uint64_t perfmap_time(const struct collect *c, uint64_t off)
+{
+	size_t lo = 0, hi = c->nr_chunks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->chunks[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nr_chunks ? c->chunks[lo].t : c->tail_t;
 }
 
 /*
@@ -328,6 +357,7 @@ static void read_perfmap(struct collect *c, const char *path)
 {
 	char *buf;
 	size_t have = 0, lineno = 0, bad = 0, first_bad = 0, i, start;
+	uint64_t base = 0;     /* the file offset of buf[0] */
 	bool skipping = false; /* inside a line longer than PERFMAP_MAX_LINE */
 	struct jitmap_sym sym;
 	ssize_t n;
@@ -348,6 +378,7 @@ static void read_perfmap(struct collect *c, const char *path)
 			/* A last line without its newline still counts. */
 			if (have && !skipping) {
 				lineno++;
+				c->t = perfmap_time(c, base);
 				if (!perfmap_parse_line(buf, have, &sym))
 					add_entry(c, sym.start, sym.size, 0, sym.name, sym.name_len,
 						  0);
@@ -361,6 +392,7 @@ static void read_perfmap(struct collect *c, const char *path)
 			if (buf[i] != '\n')
 				continue;
 			lineno++;
+			c->t = perfmap_time(c, base + start);
 			if (skipping)
 				skipping = false; /* the end of the long line: drop it */
 			else if (i > start && !perfmap_parse_line(buf + start, i - start, &sym))
@@ -371,11 +403,13 @@ static void read_perfmap(struct collect *c, const char *path)
 		}
 		memmove(buf, buf + start, have - start);
 		have -= start;
+		base += start;
 		if (have > PERFMAP_MAX_LINE) {
 			/* No newline in a full buffer: a line longer than any name needs. */
 			if (!skipping && !bad++)
 				first_bad = lineno + 1;
 			skipping = true;
+			base += have;
 			have = 0;
 		}
 	}
@@ -510,6 +544,14 @@ static void read_jitdump(struct collect *c, const char *path)
 			r.name = (const char *)p + JITDUMP_LOAD_FIXED;
 			r.name_len = want - JITDUMP_LOAD_FIXED;
 		}
+		/*
+		 * Timestamps are CLOCK_MONOTONIC unless the header says they are
+		 * the CPU's counter (perf record -k mono; flag bit 0), which we
+		 * cannot convert: unknown then.
+		 */
+		c->t = !e && !(h.flags & 1) && r.timestamp > c->start_mono
+			   ? r.timestamp - c->start_mono
+			   : 0;
 		if (e) {
 			bad++;
 		} else if (r.id == JITDUMP_CODE_LOAD) {
@@ -605,24 +647,29 @@ static int write_entries(struct collect *c, struct df_writer *w, const struct st
 	wins = xp_calloc(c->nr ? c->nr : 1, sizeof(*wins));
 	for (i = 0; i <= nr_pcs; i++)
 		next[i] = i;
-	/* Latest entry first: each pc goes to the first entry that covers it. */
+	/*
+	 * Every entry that covers a sampled pc is written, with its time: a
+	 * report names each sample after the entry valid when it was taken.
+	 * Line ranges come from the latest entry of each pc.
+	 */
 	for (i = c->nr; i-- > 0;) {
 		const struct jit_entry *e = &c->e[i];
 
-		for (j = next_free(next, stacktab_lower_bound(pcs, nr_pcs, e->start));
-		     j < nr_pcs && pcs[j] < e->end; j = next_free(next, j)) {
+		j = stacktab_lower_bound(pcs, nr_pcs, e->start);
+		wins[i] = j < nr_pcs && pcs[j] < e->end;
+		for (j = next_free(next, j); j < nr_pcs && pcs[j] < e->end;
+		     j = next_free(next, j)) {
 			owner[j] = i;
-			wins[i] = true;
 			next[j] = j + 1;
 		}
 	}
-	/* Write in file order, so that overlaps resolve in the report as here. */
+	/* Write in file order, so that overlaps named at one time resolve as here. */
 	for (i = 0; i < c->nr && !ret; i++) {
 		const struct jit_entry *e = &c->e[i];
 
 		if (!wins[i])
 			continue;
-		ret = df_write_jitsym(w, c->pid, e->start, e->end - e->start, e->name);
+		ret = df_write_jitsym(w, c->pid, e->start, e->end - e->start, e->name, e->t);
 		written++;
 		if (!e->dbg)
 			continue;
@@ -661,12 +708,133 @@ static void collect_release(struct collect *c)
 	free(c->dbgs);
 }
 
+/* ---- watching the perf map while recording ------------------------------ */
+
+/*
+ * The growth of one process's perf map, as jitmap_poll saw it.  Chunks
+ * are only sizes and times: the lines are read once, at the end, and
+ * each gets the time of the chunk it lies in.
+ */
+struct jit_watch {
+	pid_t pid;
+	uint64_t polled_at; /* recording time of the last look; 0: never */
+	uint64_t size;	    /* the file's size then */
+	struct jit_chunk *chunks;
+	size_t nr;
+	unsigned long alloc;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct jit_watch *w;
+	size_t nr;
+	unsigned long alloc;
+} watches = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
+/* Recording time now, for a recording that started at CLOCK_MONOTONIC @start_mono. */
+static uint64_t rec_now(uint64_t start_mono)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts_ns(&ts);
+	return now > start_mono ? now - start_mono : 0;
+}
+
+/*
+ * When the lines a file gained since recording time @since were written:
+ * its last modification (the kernel's coarse clock: a few ms), taken from
+ * the wall clock to recording time, within [@since, @now].
+ */
+static uint64_t written_at(const struct stat *st, uint64_t now, uint64_t since)
+{
+	struct timespec ts;
+	uint64_t real, mtime, t;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	real = ts_ns(&ts);
+	mtime = ts_ns(&st->st_mtim);
+	t = mtime >= real ? now : real - mtime > now ? 0 : now - (real - mtime);
+	return t < since ? since : t > now ? now : t;
+}
+
+static void perfmap_path(char *buf, size_t len, pid_t pid)
+{
+	snprintf(buf, len, "/tmp/perf-%d.map", (int)pid);
+}
+
+/* The watch of @pid, created when @create; NULL if there is none.  Under the lock. */
+static struct jit_watch *watch_of(pid_t pid, bool create)
+{
+	size_t i;
+
+	for (i = 0; i < watches.nr; i++)
+		if (watches.w[i].pid == pid)
+			return &watches.w[i];
+	if (!create)
+		return NULL;
+	xp_grow((void **)&watches.w, &watches.alloc, watches.nr + 1, sizeof(*watches.w));
+	memset(&watches.w[watches.nr], 0, sizeof(*watches.w));
+	watches.w[watches.nr].pid = pid;
+	return &watches.w[watches.nr++];
+}
+
+void jitmap_poll(pid_t pid, uint64_t start_mono)
+{
+	uint64_t now = rec_now(start_mono);
+	struct jit_watch *w;
+	char path[64];
+	struct stat st;
+
+	pthread_mutex_lock(&watches.lock);
+	w = watch_of(pid, true);
+	if (w->polled_at && now - w->polled_at < JITMAP_POLL_NS)
+		goto out;
+	perfmap_path(path, sizeof(path), pid);
+	/* lstat: the checks of open_side_file come when the file is read. */
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size != w->size) {
+		if ((uint64_t)st.st_size < w->size)
+			w->nr = 0; /* rewritten from the start: what we knew is void */
+		xp_grow((void **)&w->chunks, &w->alloc, w->nr + 1, sizeof(*w->chunks));
+		w->chunks[w->nr++] =
+		    (struct jit_chunk){(uint64_t)st.st_size, written_at(&st, now, w->polled_at)};
+		w->size = (uint64_t)st.st_size;
+	}
+	w->polled_at = now ? now : 1;
+out:
+	pthread_mutex_unlock(&watches.lock);
+}
+
+/* Take the watch of @pid out of the table (*@out zeroed if there is none). */
+static void watch_take(pid_t pid, struct jit_watch *out)
+{
+	struct jit_watch *w;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&watches.lock);
+	w = watch_of(pid, false);
+	if (w) {
+		*out = *w;
+		*w = watches.w[--watches.nr];
+	}
+	pthread_mutex_unlock(&watches.lock);
+}
+
 /* jitmap_collect_files, with the files under @root (NULL: ours). */
 static int collect_files(struct df_writer *w, pid_t pid, const struct targetfs_root *root,
 			 const char *perfmap, const char *const *dumps, size_t nr_dumps,
-			 const struct stacktab *stacks)
+			 const struct stacktab *stacks, uint64_t start_mono)
 {
-	struct collect c = {.pid = pid, .target_uid = geteuid(), .root = root};
+	struct collect c = {
+	    .pid = pid, .target_uid = geteuid(), .root = root, .start_mono = start_mono};
+	struct jit_watch watch;
+	uint64_t now = rec_now(start_mono);
 	char proc[32];
 	struct stat st;
 	size_t i;
@@ -675,21 +843,30 @@ static int collect_files(struct df_writer *w, pid_t pid, const struct targetfs_r
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
 	if (!stat(proc, &st))
 		c.target_uid = st.st_uid;
+	watch_take(pid, &watch);
+	c.chunks = watch.chunks;
+	c.nr_chunks = watch.nr;
+	c.tail_t = watch.polled_at;
+	if (perfmap && !lstat(perfmap, &st))
+		c.tail_t = written_at(&st, now, watch.polled_at);
 	if (perfmap)
 		read_perfmap(&c, perfmap);
 	for (i = 0; i < nr_dumps; i++)
 		if (dumps[i])
 			read_jitdump(&c, dumps[i]);
 	ret = c.nr ? write_entries(&c, w, stacks) : 0;
-	xp_debug(1, "pid %d: %zu JIT entries read, %d written", (int)pid, c.nr, ret);
+	xp_debug(1, "pid %d: %zu JIT entries read (%zu times seen while recording), %d written",
+		 (int)pid, c.nr, watch.nr, ret);
 	collect_release(&c);
+	free(watch.chunks);
 	return ret;
 }
 
 int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
-			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks)
+			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks,
+			 uint64_t start_mono)
 {
-	return collect_files(w, pid, NULL, perfmap, dumps, nr_dumps, stacks);
+	return collect_files(w, pid, NULL, perfmap, dumps, nr_dumps, stacks, start_mono);
 }
 
 /* Whether mapped file @path is this process's jitdump: ".../jit-<pid>.dump". */
@@ -703,7 +880,7 @@ static bool is_jitdump(const char *path, pid_t pid)
 }
 
 int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
-		   const struct stacktab *stacks)
+		   const struct stacktab *stacks, uint64_t start_mono)
 {
 	const char **dumps = xp_calloc(as->nr ? as->nr : 1, sizeof(*dumps));
 	/* The JIT names its files with the pid it sees, in its own pid namespace. */
@@ -725,7 +902,7 @@ int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
 	if (own != pid || as->root)
 		xp_debug(1, "pid %d: JIT files as pid %d sees them, under %s", (int)pid, (int)own,
 			 as->root ? "its own root" : "our root");
-	ret = collect_files(w, pid, as->root, perfmap, dumps, n, stacks);
+	ret = collect_files(w, pid, as->root, perfmap, dumps, n, stacks, start_mono);
 	free(dumps);
 	return ret;
 }

@@ -14,8 +14,13 @@
  *    the process's mappings.
  *
  * Only the entries that cover a pc the recorder sampled are written
- * (JITSYM, JITLINE), in the order the JIT wrote them, so the reader's
- * "later wins" rule resolves overlaps as the JIT meant.
+ * (JITSYM, JITLINE), in the order the JIT wrote them, each JITSYM with the
+ * time the JIT named it, so that a report names each sample after the
+ * entry valid when it was taken (a JIT that frees code and puts another
+ * function at the same addresses names the range twice).  A jitdump
+ * record carries its time (CLOCK_MONOTONIC); a perf map line does not, so
+ * the recorder looks at the file while recording (jitmap_poll) and gives
+ * the lines it gained the time the file was last modified then.
  *
  * The parsers are pure functions on buffers, strict about what they
  * accept: no allocation, nothing printed (unit tests on canned data, fuzz
@@ -45,6 +50,7 @@ struct stacktab;
 #define JITDUMP_LOAD_FIXED  56 /* prefix + pid, tid, vma, code_addr, code_size, code_index */
 #define JITDUMP_MOVE_LEN    64 /* prefix + pid, tid, vma, old, new, code_size, code_index */
 #define JITDUMP_DEBUG_FIXED 32 /* prefix + code_addr, nr_entry */
+#define JITMAP_POLL_NS	    100000000ull /* jitmap_poll looks at most this often per process */
 
 /* One function: [start, start + size), size > 0, no wrap past 2^64. */
 struct jitmap_sym {
@@ -141,14 +147,27 @@ int jitdump_next_debug_entry(const uint8_t **p, const uint8_t *end, struct jitdu
  * owner of /proc/@pid while it exists: ptrace needs them to be the same
  * unless xprof is privileged), is ignored with one warning, as perf does.
  * Malformed lines and records are skipped, with one warning per file.
- * Returns the number of JITSYM records written, or -1 after a write error
- * (printed by the writer).  May run while the target runs.
+ * Times are recording times of a recording that started at CLOCK_MONOTONIC
+ * @start_mono; perf-map lines get those jitmap_poll noted for @pid (which
+ * are then forgotten), lines it never saw the time the file was last
+ * modified.  Returns the number of JITSYM records written, or -1 after a
+ * write error (printed by the writer).  May run while the target runs.
  */
 int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
-		   const struct stacktab *stacks);
+		   const struct stacktab *stacks, uint64_t start_mono);
 
 /* The same with explicit files (tests): a perf map and @nr_dumps jitdumps, any may be NULL. */
 int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
-			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks);
+			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks,
+			 uint64_t start_mono);
+
+/*
+ * Note whether /tmp/perf-@pid.map grew, and when it was written (its
+ * mtime), while recording: call it when a sample of @pid lands in JIT
+ * code.  It looks at most every JITMAP_POLL_NS per process (one lstat) and
+ * reads nothing; jitmap_collect reads the lines and dates each by the
+ * first look that saw the file hold it.  Thread-safe.
+ */
+void jitmap_poll(pid_t pid, uint64_t start_mono);
 
 #endif

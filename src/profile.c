@@ -24,8 +24,9 @@ struct pid_index {
 	size_t *procs, nr_procs; /* indices into profile.procs, by (t, seq) */
 	size_t *maps, nr_maps;	 /* indices into profile.maps, by start */
 	uint64_t *max_end;	 /* max_end[i]: largest end among maps[0..i] */
-	uint64_t *times;	 /* t of every PROCESS and MAPPING of the pid, sorted */
+	uint64_t *times; /* t of every PROCESS and MAPPING, and of reused JIT symbols, sorted */
 	size_t nr_times;
+	size_t nr_jit; /* JIT symbol times in times[] */
 };
 
 struct profile_index {
@@ -396,6 +397,9 @@ static int parse_jitsym(struct rd *r, struct cur *c)
 	j.start = get_u64(c);
 	j.size = get_u64(c);
 	j.name = get_str(c);
+	/* The time it was named at, appended later: files without it have 0. */
+	if (!c->bad && (size_t)(c->end - c->p) >= 8)
+		j.t = get_u64(c);
 	if (c->bad)
 		return -1;
 	GROW(p, jitsyms);
@@ -810,6 +814,63 @@ static int cmp_map_idx(const void *a, const void *b, void *arg)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+static int cmp_jit_idx(const void *a, const void *b, void *arg)
+{
+	const struct profile_jitsym *x =
+	    &((const struct profile *)arg)->jitsyms[*(const size_t *)a];
+	const struct profile_jitsym *y =
+	    &((const struct profile *)arg)->jitsyms[*(const size_t *)b];
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/*
+ * Add to the epochs of each pid the times of its JIT symbols that share
+ * addresses with another (a JIT that reused memory): a sample's name there
+ * depends on its time.  Symbols alone at their addresses name every
+ * sample alike and add nothing.
+ */
+static void index_jit_times(struct profile *p)
+{
+	size_t *ord = xp_malloc((p->nr_jitsyms ? p->nr_jitsyms : 1) * sizeof(*ord));
+	bool *reused = xp_calloc(p->nr_jitsyms ? p->nr_jitsyms : 1, sizeof(*reused));
+	size_t i, holder = 0;
+	uint64_t max_end = 0;
+
+	for (i = 0; i < p->nr_jitsyms; i++)
+		ord[i] = i;
+	qsort_r(ord, p->nr_jitsyms, sizeof(*ord), cmp_jit_idx, p);
+	for (i = 0; i < p->nr_jitsyms; i++) {
+		const struct profile_jitsym *j = &p->jitsyms[ord[i]];
+		uint64_t end = j->start + j->size < j->start ? UINT64_MAX : j->start + j->size;
+
+		if (i && p->jitsyms[ord[i - 1]].pid != j->pid)
+			max_end = 0;
+		if (j->start < max_end)
+			reused[ord[i]] = reused[holder] = true;
+		if (end > max_end) {
+			max_end = end;
+			holder = ord[i];
+		}
+	}
+	for (i = 0; i < p->nr_jitsyms; i++) {
+		struct pid_index *pi;
+
+		if (!reused[i] || !p->jitsyms[i].t)
+			continue;
+		pi = pid_slot(p->idx, p->jitsyms[i].pid);
+		if (!pi->nr_procs && !pi->nr_maps)
+			continue;
+		pi->times = xp_realloc(pi->times, (pi->nr_procs + pi->nr_maps + pi->nr_jit + 1) *
+						      sizeof(*pi->times));
+		pi->times[pi->nr_procs + pi->nr_maps + pi->nr_jit++] = p->jitsyms[i].t;
+	}
+	free(reused);
+	free(ord);
+}
+
 static void index_pids(struct profile *p)
 {
 	struct profile_index *idx = p->idx;
@@ -852,13 +913,14 @@ static void index_pids(struct profile *p)
 		pi->times[pi->nr_procs + pi->nr_maps] = p->maps[i].t;
 		pi->nr_maps++;
 	}
+	index_jit_times(p);
 	for (j = 0; j < idx->pid_cap; j++) {
 		pi = &idx->pids[j];
 		if (!pi->nr_procs && !pi->nr_maps)
 			continue;
 		qsort_r(pi->procs, pi->nr_procs, sizeof(*pi->procs), cmp_proc_idx, p);
 		qsort_r(pi->maps, pi->nr_maps, sizeof(*pi->maps), cmp_map_idx, p);
-		pi->nr_times = pi->nr_procs + pi->nr_maps;
+		pi->nr_times = pi->nr_procs + pi->nr_maps + pi->nr_jit;
 		qsort(pi->times, pi->nr_times, sizeof(*pi->times), cmp_u64);
 		for (i = 0; i < pi->nr_maps; i++) {
 			uint64_t end = p->maps[pi->maps[i]].end;

@@ -86,6 +86,7 @@ struct profile_jitsym {
 	pid_t pid;
 	uint64_t start, size;
 	char *name;
+	uint64_t t; /* when the JIT named it (recording time); 0: unknown, or an older file */
 };
 
 struct profile_jitline {
@@ -198,9 +199,10 @@ const struct profile_mapping *profile_find_mapping(const struct profile *p, pid_
 						   uint64_t addr);
 
 /*
- * A number that changes only when something that profile_find_mapping or
- * profile_comm depends on changes for @pid: samples of one pid with equal
- * epochs resolve every address alike, so they can be grouped before
+ * A number that changes only when something that profile_find_mapping,
+ * profile_comm or the JIT symbol valid at a time (JITSYM t, where a JIT
+ * reused addresses) depends on changes for @pid: samples of one pid with
+ * equal epochs resolve every address alike, so they can be grouped before
  * symbolizing.
  */
 uint64_t profile_epoch(const struct profile *p, pid_t pid, uint64_t t);

@@ -258,11 +258,16 @@ static bool maps_due(struct sampler *s, struct xp_process *p, uint64_t t)
  * jitdump mapped just after: with samples only in the JIT's code they
  * were never read again, and none of its symbols were collected.
  */
-static bool in_jit_code(const struct sampler *s, const struct smp_proc *x, uint64_t pc)
+static bool is_anon_code(const struct smp_proc *x, uint64_t pc)
 {
 	const struct xp_map *m = addrspace_find(&x->as, pc);
 
-	return m && !m->path[0] && smp_now(s) - x->maps_loaded_at >= SAMPLER_JIT_MAPS_NS;
+	return m && !m->path[0];
+}
+
+static bool in_jit_code(const struct sampler *s, const struct smp_proc *x, uint64_t pc)
+{
+	return is_anon_code(x, pc) && smp_now(s) - x->maps_loaded_at >= SAMPLER_JIT_MAPS_NS;
 }
 
 static bool maps_stale(struct sampler *s, struct smp_proc *x, uint64_t pc)
@@ -302,6 +307,9 @@ static void maps_check_pc(struct sampler *s, const struct raw_sample *r)
 		load_maps(s, r->proc, r->t);
 		maps_backoff(x, addrspace_is_exec(&x->as, pc));
 	}
+	/* JIT code: date what the JIT's perf map gains (names valid at each sample's time). */
+	if (is_anon_code(x, pc))
+		jitmap_poll(r->proc->pid, s->start_mono);
 }
 
 /* Walk the copy of @r into s->pcs; the number of frames. */
@@ -409,7 +417,9 @@ void smp_collect_jit(struct sampler *s, pid_t pid)
 			p = s->tr->procs[i];
 	if (p && p->execed && !s->write_failed)
 		smp_check_write(
-		    s, jitmap_collect(s->w, pid, &smp_proc_of(s, p)->as, &s->stacks) < 0 ? -1 : 0);
+		    s, jitmap_collect(s->w, pid, &smp_proc_of(s, p)->as, &s->stacks, s->start_mono) < 0
+			   ? -1
+			   : 0);
 }
 
 /*

@@ -96,10 +96,12 @@ struct sym_module {
 
 /*
  * A cached result: @key within module @mod (NO_MODULE: unmapped,
- * SYSCALLS: markers, JIT: JIT lookups of @pid), @exact telling pc from pc-1.
+ * SYSCALLS: markers, JIT: JIT lookups of @pid), @exact telling pc from pc-1,
+ * @which the JIT symbol that named it (its seq + 1; 0 for none: a JIT
+ * address has one entry per symbol valid there at some time).
  */
 struct sym_entry {
-	uint64_t key;
+	uint64_t key, which;
 	uint32_t mod;
 	pid_t pid;
 	uint8_t exact;
@@ -316,9 +318,9 @@ void symbolizer_free(struct symbolizer *s)
 }
 
 void symbolizer_add_jit(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t size,
-			const char *name)
+			const char *name, uint64_t t)
 {
-	jitsyms_add(&s->jit, pid, start, size, name);
+	jitsyms_add(&s->jit, pid, start, size, name, t);
 }
 
 void symbolizer_add_jit_line(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
@@ -758,31 +760,30 @@ static void sym_module_open(struct symbolizer *s, struct sym_module *m, const st
 
 /* ---- the result cache ---------------------------------------------------- */
 
-static bool entry_is(const struct sym_entry *e, uint32_t mod, pid_t pid, uint64_t key,
-		     uint8_t exact)
+static bool entry_is(const struct sym_entry *e, const struct sym_entry *k)
 {
-	return e->mod == mod && e->key == key && e->pid == pid && e->exact == exact;
+	return e->mod == k->mod && e->key == k->key && e->pid == k->pid && e->exact == k->exact &&
+	       e->which == k->which;
 }
 
-static size_t cache_slot(const struct symbolizer *s, uint32_t mod, pid_t pid, uint64_t key,
-			 uint8_t exact)
+static size_t cache_slot(const struct symbolizer *s, const struct sym_entry *k)
 {
-	uint64_t h = xp_mix64(key ^ ((uint64_t)mod << 32 | (uint32_t)pid) ^ exact);
+	uint64_t h = xp_mix64(k->key ^ ((uint64_t)k->mod << 32 | (uint32_t)k->pid) ^ k->exact ^
+			      xp_mix64(k->which));
 	size_t j = (size_t)h & (s->cap_cache - 1);
 
-	while (s->cache[j].frame && !entry_is(&s->cache[j], mod, pid, key, exact))
+	while (s->cache[j].frame && !entry_is(&s->cache[j], k))
 		j = (j + 1) & (s->cap_cache - 1);
 	return j;
 }
 
-static struct sym_frame *cache_get(struct symbolizer *s, uint32_t mod, pid_t pid, uint64_t key,
-				   uint8_t exact)
+static struct sym_frame *cache_get(struct symbolizer *s, const struct sym_entry *k)
 {
-	return s->cap_cache ? s->cache[cache_slot(s, mod, pid, key, exact)].frame : NULL;
+	return s->cap_cache ? s->cache[cache_slot(s, k)].frame : NULL;
 }
 
-static void cache_put(struct symbolizer *s, uint32_t mod, pid_t pid, uint64_t key, uint8_t exact,
-		      struct sym_frame *f)
+/* Store @f under key @k (its frame is ignored). */
+static void cache_put(struct symbolizer *s, const struct sym_entry *k, struct sym_frame *f)
 {
 	size_t i;
 
@@ -794,11 +795,12 @@ static void cache_put(struct symbolizer *s, uint32_t mod, pid_t pid, uint64_t ke
 		s->cache = xp_calloc(s->cap_cache, sizeof(*s->cache));
 		for (i = 0; i < oldcap; i++)
 			if (old[i].frame)
-				s->cache[cache_slot(s, old[i].mod, old[i].pid, old[i].key,
-						    old[i].exact)] = old[i];
+				s->cache[cache_slot(s, &old[i])] = old[i];
 		free(old);
 	}
-	s->cache[cache_slot(s, mod, pid, key, exact)] = (struct sym_entry){key, mod, pid, exact, f};
+	i = cache_slot(s, k);
+	s->cache[i] = *k;
+	s->cache[i].frame = f;
 	s->nr_cache++;
 }
 
@@ -1464,10 +1466,10 @@ static bool is_anon(const struct sym_map *map)
 	return *p != '/';
 }
 
-/* A JIT symbol for @look, or the bare address @pc. */
-static struct sym_frame *lookup_jit(struct symbolizer *s, pid_t pid, uint64_t look, uint64_t pc)
+/* A frame for JIT symbol @r (NULL: none) at @look, or the bare address @pc. */
+static struct sym_frame *lookup_jit(struct symbolizer *s, pid_t pid, const struct jit_range *r,
+				    uint64_t look, uint64_t pc)
 {
-	const struct jit_range *r = jitsyms_find(&s->jit, pid, look);
 	struct sym_frame *f;
 
 	if (!r)
@@ -1482,10 +1484,18 @@ static struct sym_frame *lookup_jit(struct symbolizer *s, pid_t pid, uint64_t lo
 const struct sym_frame *symbolize_pc(struct symbolizer *s, pid_t pid, const struct sym_map *map,
 				     uint64_t pc, uint64_t look, unsigned int frame_flags)
 {
+	return symbolize_pc_at(s, pid, map, pc, look, frame_flags, UINT64_MAX);
+}
+
+const struct sym_frame *symbolize_pc_at(struct symbolizer *s, pid_t pid, const struct sym_map *map,
+					uint64_t pc, uint64_t look, unsigned int frame_flags,
+					uint64_t t)
+{
 	uint64_t key = pc;
-	uint8_t exact = look == pc;
+	const struct jit_range *jr = NULL;
 	const char *sc;
 	struct sym_frame *f;
+	struct sym_entry k;
 	uint32_t mod;
 
 	if (frame_flags & XP_FRAME_TRUNCATED)
@@ -1503,7 +1513,10 @@ const struct sym_frame *symbolize_pc(struct symbolizer *s, pid_t pid, const stru
 		/* The file offset: the same code in any process has the same key. */
 		key = look - map->start + map->offset;
 	}
-	f = cache_get(s, mod, pid, key, exact);
+	if (mod == JIT && pid)
+		jr = jitsyms_find(&s->jit, pid, look, t);
+	k = (struct sym_entry){key, jr ? jr->seq + 1 : 0, mod, pid, look == pc, NULL};
+	f = cache_get(s, &k);
 	if (f)
 		return f;
 	if (mod == SYSCALLS) {
@@ -1513,10 +1526,10 @@ const struct sym_frame *symbolize_pc(struct symbolizer *s, pid_t pid, const stru
 		else
 			f = frame_new(SYM_MARKER, "[syscall] %" PRIu64, pc);
 	} else if (mod == JIT) {
-		f = lookup_jit(s, pid, look, pc);
+		f = lookup_jit(s, pid, jr, look, pc);
 	} else {
 		f = lookup(s, &s->mods[mod], map, key, pc - map->start + map->offset);
 	}
-	cache_put(s, mod, pid, key, exact, f);
+	cache_put(s, &k, f);
 	return f;
 }

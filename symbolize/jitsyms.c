@@ -34,26 +34,27 @@ void jitsyms_release(struct jitsyms *j)
 }
 
 static void ranges_add(struct jit_ranges *rs, uint64_t seq, pid_t pid, uint64_t start, uint64_t end,
-		       const char *text, unsigned int line)
+		       uint64_t t, const char *text, unsigned int line)
 {
 	if (end <= start)
 		return;
 	xp_grow((void **)&rs->r, &rs->alloc, rs->nr + 1, sizeof(*rs->r));
-	rs->r[rs->nr++] = (struct jit_range){pid, start, end, seq, xp_strdup(text), line};
+	rs->r[rs->nr++] = (struct jit_range){pid, start, end, seq, t, xp_strdup(text), line};
 	rs->dirty = true;
 }
 
-void jitsyms_add(struct jitsyms *j, pid_t pid, uint64_t start, uint64_t size, const char *name)
+void jitsyms_add(struct jitsyms *j, pid_t pid, uint64_t start, uint64_t size, const char *name,
+		 uint64_t t)
 {
 	uint64_t end = start + size < start ? UINT64_MAX : start + size;
 
-	ranges_add(&j->syms, j->seq++, pid, start, end, name ? name : "", 0);
+	ranges_add(&j->syms, j->seq++, pid, start, end, t, name ? name : "", 0);
 }
 
 void jitsyms_add_line(struct jitsyms *j, pid_t pid, uint64_t start, uint64_t end, const char *file,
 		      unsigned int line)
 {
-	ranges_add(&j->lines, j->seq++, pid, start, end, file ? file : "", line);
+	ranges_add(&j->lines, j->seq++, pid, start, end, 0, file ? file : "", line);
 }
 
 bool jitsyms_has_pid(const struct jitsyms *j, pid_t pid)
@@ -95,8 +96,16 @@ static void ranges_sort(struct jit_ranges *rs)
 	rs->dirty = false;
 }
 
-static const struct jit_range *ranges_find(struct jit_ranges *rs, pid_t pid, uint64_t addr)
+/* Whether range @r was named later than @b (time, then order of addition). */
+static bool named_later(const struct jit_range *r, const struct jit_range *b)
 {
+	return r->t > b->t || (r->t == b->t && r->seq > b->seq);
+}
+
+static const struct jit_range *ranges_find(struct jit_ranges *rs, pid_t pid, uint64_t addr,
+					   uint64_t t)
+{
+	const struct jit_range *early = NULL;
 	const struct jit_range *best = NULL;
 	size_t lo = 0, hi, i;
 
@@ -116,18 +125,22 @@ static const struct jit_range *ranges_find(struct jit_ranges *rs, pid_t pid, uin
 	for (i = lo; i-- > 0 && rs->r[i].pid == pid && rs->max_end[i] > addr;) {
 		const struct jit_range *r = &rs->r[i];
 
-		if (r->end > addr && (!best || r->seq > best->seq))
+		if (r->end <= addr)
+			continue;
+		if (r->t <= t && (!best || named_later(r, best)))
 			best = r;
+		else if (r->t > t && (!early || named_later(early, r)))
+			early = r;
 	}
-	return best;
+	return best ? best : early;
 }
 
-const struct jit_range *jitsyms_find(struct jitsyms *j, pid_t pid, uint64_t addr)
+const struct jit_range *jitsyms_find(struct jitsyms *j, pid_t pid, uint64_t addr, uint64_t t)
 {
-	return ranges_find(&j->syms, pid, addr);
+	return ranges_find(&j->syms, pid, addr, t);
 }
 
 const struct jit_range *jitsyms_find_line(struct jitsyms *j, pid_t pid, uint64_t addr)
 {
-	return ranges_find(&j->lines, pid, addr);
+	return ranges_find(&j->lines, pid, addr, UINT64_MAX);
 }

@@ -109,11 +109,14 @@ void symbolizer_free(struct symbolizer *s);
 
 /*
  * JIT symbols of process @pid, from the data file (JITSYM, JITLINE).  They
- * name addresses with no mapping or in anonymous memory; where ranges
- * overlap, the one added last wins.  Add them all before symbolizing.
+ * name addresses with no mapping or in anonymous memory.  Where ranges
+ * overlap (a JIT reused memory), a lookup at time t takes the one named
+ * last at or before t (@t: JITSYM's time; among equal times, the one added
+ * last), or the earliest if none was named yet.  Add them all before
+ * symbolizing.
  */
 void symbolizer_add_jit(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t size,
-			const char *name);
+			const char *name, uint64_t t);
 void symbolizer_add_jit_line(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
 			     const char *file, unsigned int line);
 /*
@@ -133,5 +136,13 @@ void symbolizer_add_vdso(struct symbolizer *s, const void *image, size_t len);
  */
 const struct sym_frame *symbolize_pc(struct symbolizer *s, pid_t pid, const struct sym_map *map,
 				     uint64_t pc, uint64_t addr, unsigned int frame_flags);
+/*
+ * The same for a sample taken at @t (recording time): JIT code is named
+ * after the symbol valid then.  symbolize_pc looks at the end of the
+ * recording.
+ */
+const struct sym_frame *symbolize_pc_at(struct symbolizer *s, pid_t pid, const struct sym_map *map,
+					uint64_t pc, uint64_t addr, unsigned int frame_flags,
+					uint64_t t);
 
 #endif

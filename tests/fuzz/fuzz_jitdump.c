@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stacktab_init(&t);
 	stacktab_intern(&t, pcs, flags, 4, &is_new);
 	if (w) {
-		jitmap_collect_files(w, 4999999, NULL, dumps, 1, &t);
+		jitmap_collect_files(w, 4999999, NULL, dumps, 1, &t, 0);
 		df_writer_close(w);
 	}
 	stacktab_release(&t);

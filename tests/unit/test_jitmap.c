@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PID 4999999 /* above any pid_max: /proc/PID never exists */
@@ -382,7 +383,7 @@ static int collect(struct collected *c, const char *perfmap, const char *dump, c
 		return -1;
 	stacks_of(&t, pcs, n);
 	cap_begin();
-	c->ret = jitmap_collect_files(w, PID, perfmap, &dump, 1, &t);
+	c->ret = jitmap_collect_files(w, PID, perfmap, &dump, 1, &t, 0);
 	c->err = cap_end();
 	stacktab_release(&t);
 	df_writer_close(w);
@@ -587,7 +588,7 @@ static int test_collect_finds_dump(void)
 	w = df_writer_open(out, 62, 0);
 	T_ASSERT(w);
 	cap_begin();
-	ret = jitmap_collect(w, PID, &as, &t);
+	ret = jitmap_collect(w, PID, &as, &t, 0);
 	cap_end();
 	df_writer_close(w);
 	T_EQ_U64(ret, 1);
@@ -603,7 +604,83 @@ static int test_collect_finds_dump(void)
 	return T_OK;
 }
 
+/*
+ * A perf map that names one range twice while recording: jitmap_poll saw
+ * the first line, then (100 ms later) the second; each JITSYM keeps its
+ * time, the second later than the first, both within the recording.
+ * jitdump records keep their CLOCK_MONOTONIC times (minus the start).
+ */
+static int test_collect_times(void)
+{
+	const uint64_t pcs[] = {0x7f0000001004ull};
+	struct timespec ts, pause = {0, 120000000};
+	char map[64], out[] = "/tmp/xprof-test-jittime-XXXXXX";
+	uint64_t start, t1, t2;
+	struct stacktab t;
+	struct df_writer *w;
+	struct profile p;
+	FILE *f;
+	int fd;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	start = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", PID);
+	f = fopen(map, "w");
+	T_ASSERT(f);
+	fprintf(f, "7f0000001000 100 first_fn\n");
+	T_EQ_U64(fflush(f), 0);
+	nanosleep(&pause, NULL);
+	jitmap_poll(PID, start);
+	jitmap_poll(PID, start); /* within 100 ms: no look */
+	nanosleep(&pause, NULL);
+	fprintf(f, "7f0000001000 80 second_fn\n");
+	T_EQ_U64(fclose(f), 0);
+	nanosleep(&pause, NULL);
+	jitmap_poll(PID, start);
+	stacks_of(&t, pcs, 1);
+	fd = mkstemp(out);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	w = df_writer_open(out, 62, 0);
+	T_ASSERT(w);
+	T_EQ_U64(jitmap_collect_files(w, PID, map, NULL, 0, &t, start), 2);
+	df_writer_close(w);
+	unlink(map);
+	profile_init(&p);
+	T_EQ_U64(profile_load(&p, out), 0);
+	unlink(out);
+	T_EQ_U64(p.nr_jitsyms, 2);
+	T_EQ_STR(p.jitsyms[0].name, "first_fn");
+	T_EQ_STR(p.jitsyms[1].name, "second_fn");
+	t1 = p.jitsyms[0].t;
+	t2 = p.jitsyms[1].t;
+	printf("# first_fn named at %.3f s, second_fn at %.3f s\n", t1 / 1e9, t2 / 1e9);
+	/* Written about 0, 0.24 s in; dated by the file's coarse mtime. */
+	T_ASSERT(t1 < 100000000ull);
+	T_ASSERT(t2 > 150000000ull && t2 < 400000000ull);
+	profile_release(&p);
+	stacktab_release(&t);
+	return T_OK;
+}
+
+/* The canned jitdump's record times (123456789 ns each) less the start (0 here). */
+static int test_collect_jitdump_times(void)
+{
+	const uint64_t pcs[] = {0x7f0000010004ull};
+	char path[4096];
+	struct collected c;
+	size_t i;
+
+	T_EQ_U64(collect(&c, NULL, data_path("sample.dump", path, sizeof(path)), pcs, 1), 0);
+	T_ASSERT(c.p.nr_jitsyms >= 1);
+	for (i = 0; i < c.p.nr_jitsyms; i++)
+		T_EQ_U64(c.p.jitsyms[i].t, 123456789);
+	profile_release(&c.p);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_perfmap_lines), T_CASE(test_perfmap_canned), T_CASE(test_jitdump_canned),
        T_CASE(test_jitdump_refuses), T_CASE(test_collect_perfmap), T_CASE(test_collect_bad_lines),
        T_CASE(test_collect_huge_line), T_CASE(test_collect_refuses), T_CASE(test_collect_jitdump),
-       T_CASE(test_collect_finds_dump))
+       T_CASE(test_collect_finds_dump), T_CASE(test_collect_times),
+       T_CASE(test_collect_jitdump_times))

@@ -72,7 +72,7 @@ static uint8_t *make_file(uint16_t e_machine, size_t *len)
 	df_write_sample_record(w, 2000, 100, 101, 42, 3);
 	df_write_sample_record(w, 3000, 100, 101, 43, 1);
 	df_write_sample_record(w, 3500, 100, 101, 99, 1); /* no such stack */
-	df_write_jitsym(w, 100, 0x7f0000200000ull, 0x40, "jitted::fn");
+	df_write_jitsym(w, 100, 0x7f0000200000ull, 0x40, "jitted::fn", 1234567);
 	df_write_jitline(w, 100, 0x7f0000200000ull, 0x7f0000200010ull, "app.js", 7);
 	df_write_vdso(w, "\177ELF-vdso", 10);
 	df_write_vdso(w, "\177ELF-vdso", 10); /* the same image again: not written */
@@ -164,6 +164,7 @@ static int check_full(const struct profile *p, uint16_t e_machine)
 	T_EQ_U64(p->jitsyms[0].start, 0x7f0000200000ull);
 	T_EQ_U64(p->jitsyms[0].size, 0x40);
 	T_EQ_STR(p->jitsyms[0].name, "jitted::fn");
+	T_EQ_U64(p->jitsyms[0].t, 1234567);
 	T_EQ_U64(p->nr_jitlines, 1);
 	T_EQ_U64(p->jitlines[0].pid, 100);
 	T_EQ_U64(p->jitlines[0].start, 0x7f0000200000ull);

@@ -526,13 +526,14 @@ static int test_jit_symbols(void)
 	struct sym_map file = {0x400000, 0x401000, 0, "/nonexistent/app", NULL, 0};
 	const struct sym_frame *f;
 
-	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "old_code");
-	symbolizer_add_jit(s, 7, 0x7000080, 0x40, "newer_code"); /* later: wins where it overlaps */
-	symbolizer_add_jit(s, 7, 0x7100000, 0x10, "in_memfd");
-	symbolizer_add_jit(s, 7, 0x900000, 0x10, "unmapped");
-	symbolizer_add_jit(s, 7, 0x400000, 0x1000, "over_a_file");
-	symbolizer_add_jit(s, 8, 0x7000000, 0x1000, "other_pid");
-	symbolizer_add_jit(s, 7, 0x7000200, 0, "empty");
+	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "old_code", 0);
+	symbolizer_add_jit(s, 7, 0x7000080, 0x40, "newer_code",
+			   0); /* later: wins where it overlaps */
+	symbolizer_add_jit(s, 7, 0x7100000, 0x10, "in_memfd", 0);
+	symbolizer_add_jit(s, 7, 0x900000, 0x10, "unmapped", 0);
+	symbolizer_add_jit(s, 7, 0x400000, 0x1000, "over_a_file", 0);
+	symbolizer_add_jit(s, 8, 0x7000000, 0x1000, "other_pid", 0);
+	symbolizer_add_jit(s, 7, 0x7000200, 0, "empty", 0);
 	symbolizer_add_jit_line(s, 7, 0x7000000, 0x7000010, "script.js", 12);
 	cap_begin();
 	f = sym_pc(s, 7, &anon, 0x7000004, XP_FRAME_EXACT);
@@ -555,6 +556,35 @@ static int test_jit_symbols(void)
 	/* A file mapping is the file's business, whatever a perf map says. */
 	T_EQ_STR(sym_pc(s, 7, &file, 0x400010, XP_FRAME_EXACT)->name, "app+0x10");
 	cap_end();
+	symbolizer_free(s);
+	return T_OK;
+}
+
+/*
+ * A JIT that reused one range: a sample is named after the symbol valid
+ * at its time (the latest named at or before it), one taken before any
+ * was named after the earliest; symbolize_pc looks at the end.
+ */
+static int test_jit_symbols_in_time(void)
+{
+	struct symbolizer *s = symbolizer_new(NULL);
+	struct sym_map anon = {0x7000000, 0x7010000, 0, "", NULL, 0};
+
+	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "first", 1000);
+	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "second", 5000);
+	symbolizer_add_jit(s, 7, 0x7000000, 0x80, "third", 9000);
+	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "third_too", 9000); /* same time: added last */
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 0)->name, "first");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 1000)->name, "first");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 4999)->name, "first");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 5000)->name, "second");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 8999)->name, "second");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 9000)->name, "third_too");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x70000f0, 0x70000f0, XP_FRAME_EXACT, 7000)->name, "second");
+	T_EQ_STR(sym_pc(s, 7, &anon, 0x7000010, XP_FRAME_EXACT)->name, "third_too");
+	/* Cached per symbol: asking again in another order gives the same answers. */
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 2000)->name, "first");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 6000)->name, "second");
 	symbolizer_free(s);
 	return T_OK;
 }
@@ -974,4 +1004,5 @@ T_MAIN(T_CASE(test_pc_minus_one_rule), T_CASE(test_symbolize_self), T_CASE(test_
        T_CASE(test_build_id_mismatch), T_CASE(test_unresolved), T_CASE(test_report_self),
        T_CASE(test_inline_chain), T_CASE(test_demangled_names), T_CASE(test_jit_symbols),
        T_CASE(test_syscall_names), T_CASE(test_vdso_image), T_CASE(test_million_symbolized),
-       T_CASE(test_not_regular), T_CASE(test_plt_names), T_CASE(test_alias_names))
+       T_CASE(test_not_regular), T_CASE(test_plt_names), T_CASE(test_alias_names),
+       T_CASE(test_jit_symbols_in_time))
