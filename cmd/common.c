@@ -26,7 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", NULL};
+const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", "libunwind", "check",
+						  NULL};
 const char *const common_mode_choices[] = {"cpu", "wall", NULL};
 
 static int write_meta(struct df_writer *w, int argc, char **argv)
@@ -61,7 +62,7 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	     "write the data here (default xprof.data)", 0, 0, 0, NULL},
 	    {'d', "duration", XP_OPT_DURATION, &ro->duration_ns, "<time>", duration_help, 0, 0, 0,
 	     NULL},
-	    {'g', "call-graph", XP_OPT_CHOICE, &ro->call_graph, "<auto|fp|dwarf>",
+	    {'g', "call-graph", XP_OPT_CHOICE, &ro->call_graph, "<auto|fp|dwarf|libunwind|check>",
 	     "how to walk stacks (default auto: frame pointers, CFI where missing)", 0, 0, 0,
 	     common_call_graph_choices},
 	    {0, "max-depth", XP_OPT_UINT, &ro->max_depth, "<n>",
@@ -184,6 +185,12 @@ void common_print_summary(const struct sampler_opts *o, const struct sampler_sta
 		(double)schedule_hist_percentile(st->held_hist, st->held_ns_max, 99) / 1e3, output,
 		human_bytes(bytes, size, sizeof(size)),
 		capture_summary(&st->capture, capture, sizeof(capture)));
+	if (st->unwind_checked)
+		fprintf(stderr,
+			"xprof: unwind check: libunwind disagreed on %llu of %llu stacks (%.1f%%)\n",
+			(unsigned long long)st->unwind_differ,
+			(unsigned long long)st->unwind_checked,
+			100.0 * (double)st->unwind_differ / (double)st->unwind_checked);
 }
 
 static int read_int_file(const char *path, int *out)

@@ -38,7 +38,7 @@
 #define DUMP_TIMEOUT_MS	 2000	      /* for every thread to stop */
 
 static const char *const dump_usage[] = {
-    "xprof dump -p <pid> [-g auto|fp|dwarf] [--max-depth <n>]",
+    "xprof dump -p <pid> [-g auto|fp|dwarf|libunwind|check] [--max-depth <n>]",
     NULL,
 };
 
@@ -64,7 +64,7 @@ int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
 	     .long_name = "call-graph",
 	     .type = XP_OPT_CHOICE,
 	     .value = &opts->call_graph,
-	     .argh = "<auto|fp|dwarf>",
+	     .argh = "<auto|fp|dwarf|libunwind|check>",
 	     .help = "how to walk stacks (default auto: frame pointers, CFI where missing)",
 	     .choices = common_call_graph_choices},
 	    {.long_name = "max-depth",

@@ -90,6 +90,7 @@ struct sampler_stats {
 	uint64_t stack_bytes_copied;
 	uint64_t irq_same_cpu;	  /* interrupts issued from the thread's own CPU */
 	uint64_t cpu_moves;	  /* moves of the controller to another CPU to do so */
+	uint64_t unwind_checked, unwind_differ; /* -g check: stacks compared with libunwind */
 	bool poll_idle;		  /* idle CPUs were kept polling */
 	unsigned int rt_priority; /* the real-time priority the controller ran at, 0: none */
 	int end_signal;		  /* the signal that ended sampling, for SAMPLER_END_SIGNAL */

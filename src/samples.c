@@ -438,6 +438,28 @@ void smp_drain_old_image(struct sampler *s, struct xp_process *p)
 	capture_note(&s->cap, &smp_proc_of(s, p)->as, &s->stacks);
 }
 
+/* -g check: how often libunwind disagreed with the native walk (unwind.h). */
+static void write_check_stats(struct sampler *s, const struct unwind_stats *us)
+{
+	const struct {
+		const char *name;
+		uint64_t v;
+	} stats[] = {
+	    {"unwind_checked", us->check_stacks},
+	    {"unwind_differ", us->check_differ},
+	    {"unwind_differ_pc", us->check_pc},
+	    {"unwind_differ_libunwind_shorter", us->check_lu_shorter},
+	    {"unwind_differ_native_shorter", us->check_native_shorter},
+	};
+	size_t i;
+
+	s->st->unwind_checked = us->check_stacks;
+	s->st->unwind_differ = us->check_differ;
+	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
+		if (smp_check_write(s, df_write_stat(s->w, stats[i].name, stats[i].v)))
+			return;
+}
+
 void smp_write_stats(struct sampler *s)
 {
 	const struct sampler_stats *st = s->st;
@@ -483,4 +505,6 @@ void smp_write_stats(struct sampler *s)
 	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
 		if (smp_check_write(s, df_write_stat(s->w, stats[i].name, stats[i].v)))
 			return;
+	if (us->check_stacks)
+		write_check_stats(s, us);
 }

@@ -30,6 +30,7 @@
 #include "insn.h"
 #include "memread.h"
 #include "module.h"
+#include "unwind_libunwind.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 #define UW_ROW_CACHE  1024 /* slots, a power of two */
 #define UW_CALL_CACHE 1024 /* slots, a power of two */
 #define UW_EXPR_STACK 16
+#define UNWIND_CHECK_MAX 1024 /* frames compared in check mode, at most */
 
 /* Result of one step besides the caller's state. */
 enum uw_step_end {
@@ -92,7 +94,9 @@ struct unwinder_ops {
 
 struct unwinder {
 	const struct unwinder_ops *ops;
-	enum unwind_mode mode;
+	enum unwind_mode mode; /* the native walk's: AUTO, FP or DWARF */
+	bool check;	       /* UNWIND_CHECK: compare with libunwind */
+	struct lu_unwinder *lu;
 	unsigned int max_depth;
 	struct unwind_stats stats;
 	struct uw_row_slot *rows;   /* UW_ROW_CACHE slots */
@@ -645,14 +649,105 @@ static const struct unwinder_ops native_ops = {
     .close = native_close,
 };
 
+/* --- the libunwind backend (unwind_libunwind.c) ----------------------------- */
+
+static int lu_open(struct unwinder *u)
+{
+	u->lu = lu_new();
+	return 0;
+}
+
+static void lu_close(struct unwinder *u)
+{
+	lu_free(u->lu);
+	u->lu = NULL;
+}
+
+static pid_t walk_pid(const struct uw_walk *w)
+{
+	return w->as ? w->as->pid : w->mem->pid;
+}
+
+static unsigned int lu_backend_unwind(struct unwinder *u, struct uw_walk *w,
+				      const struct xp_regs *regs, uint64_t *pcs, uint8_t *flags,
+				      unsigned int max)
+{
+	unsigned int n = lu_unwind(u->lu, w->arch, regs, w->mem, walk_pid(w), pcs, flags, max,
+				   &u->stats.bad_frames),
+		     i;
+
+	if (n && flags[n - 1] == XP_FRAME_TRUNCATED)
+		u->stats.truncated++;
+	u->stats.frames_cfi += n ? n - 1 : 0;
+	/* As the native walk does: tell the caller its maps may be stale. */
+	for (i = 0; i < n && w->as; i++)
+		if (!(flags[i] & XP_FRAME_TRUNCATED) &&
+		    !uw_find(w, xp_lookup_pc(pcs[i], flags[i])))
+			u->stats.unmapped++;
+	return n;
+}
+
+static const struct unwinder_ops libunwind_ops = {
+    .name = "libunwind",
+    .open = lu_open,
+    .unwind = lu_backend_unwind,
+    .close = lu_close,
+};
+
+/* Frames of a walk less a depth-limit marker; *@cut tells whether there was one. */
+static unsigned int walked(const uint8_t *flags, unsigned int n, bool *cut)
+{
+	*cut = n && flags[n - 1] == XP_FRAME_TRUNCATED;
+	return *cut ? n - 1 : n;
+}
+
+/*
+ * UNWIND_CHECK: walk the stack of @w again with libunwind and count how
+ * its answer differs from the native one in @pcs[0..@n).
+ */
+static void check_with_libunwind(struct unwinder *u, struct uw_walk *w, const struct xp_regs *regs,
+				 const uint64_t *pcs, const uint8_t *flags, unsigned int n,
+				 unsigned int max)
+{
+	uint64_t lpcs[UNWIND_CHECK_MAX], ignored = 0;
+	uint8_t lflags[UNWIND_CHECK_MAX];
+	unsigned int ln, i, a, b;
+	bool acut, bcut;
+
+	if (max > UNWIND_CHECK_MAX)
+		max = UNWIND_CHECK_MAX;
+	ln = lu_unwind(u->lu, w->arch, regs, w->mem, walk_pid(w), lpcs, lflags, max, &ignored);
+	a = walked(flags, n, &acut);
+	b = walked(lflags, ln, &bcut);
+	u->stats.check_stacks++;
+	for (i = 0; i < a && i < b && pcs[i] == lpcs[i]; i++)
+		;
+	if (i < a && i < b)
+		u->stats.check_pc++;
+	else if (i < a && !bcut)
+		u->stats.check_lu_shorter++;
+	else if (i < b && !acut)
+		u->stats.check_native_shorter++;
+	else
+		return;
+	u->stats.check_differ++;
+	xp_debug(2, "unwind check: pid %d: first difference at frame %u of %u (native) / %u "
+		 "(libunwind): %#llx / %#llx",
+		 (int)walk_pid(w), i, a, b, i < a ? (unsigned long long)pcs[i] : 0ull,
+		 i < b ? (unsigned long long)lpcs[i] : 0ull);
+}
+
 /* --- API ------------------------------------------------------------------- */
 
 struct unwinder *unwinder_new(enum unwind_mode mode, unsigned int max_depth)
 {
 	struct unwinder *u = xp_calloc(1, sizeof(*u));
 
-	u->ops = &native_ops;
-	u->mode = mode;
+	u->ops = mode == UNWIND_LIBUNWIND ? &libunwind_ops : &native_ops;
+	u->check = mode == UNWIND_CHECK;
+	u->mode = mode == UNWIND_LIBUNWIND || mode == UNWIND_CHECK ? UNWIND_AUTO : mode;
+	if (u->check)
+		u->lu = lu_new();
 	u->max_depth = max_depth ? max_depth : 1;
 	if (u->ops->open(u))
 		XP_BUG("unwinder backend failed to open");
@@ -664,6 +759,7 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	u->ops->close(u);
+	lu_free(u->lu);
 	free(u);
 }
 
@@ -679,6 +775,8 @@ unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
 	if (!max || !arch || !regs)
 		return 0;
 	n = u->ops->unwind(u, &w, regs, pcs, flags, max);
+	if (u->check)
+		check_with_libunwind(u, &w, regs, pcs, flags, n, max);
 	u->stats.stacks++;
 	u->stats.frames += n;
 	return n;

@@ -22,6 +22,8 @@ enum unwind_mode {
 	UNWIND_AUTO = 0, /* frame pointers, CFI where they are missing or invalid */
 	UNWIND_FP,    /* frame pointers only (innermost frame fixed with CFI/prologue analysis) */
 	UNWIND_DWARF, /* CFI for every frame */
+	UNWIND_LIBUNWIND, /* libunwind (unwind_libunwind.h) over the same copy and snapshot */
+	UNWIND_CHECK, /* AUTO's stacks, each also walked by libunwind and compared (stats) */
 };
 
 struct unwind_stats {
@@ -30,6 +32,12 @@ struct unwind_stats {
 	uint64_t rows_cached, rows_built;
 	/* Addresses (pc, return address) found in no mapping at all: the maps may be stale. */
 	uint64_t unmapped;
+	/*
+	 * UNWIND_CHECK: stacks walked by both backends, and those that differ:
+	 * at some frame both have (pc), or by one ending before the other
+	 * (walks cut by the depth limit are compared up to the shorter).
+	 */
+	uint64_t check_stacks, check_differ, check_pc, check_lu_shorter, check_native_shorter;
 };
 
 struct unwinder;

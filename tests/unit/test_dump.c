@@ -46,7 +46,7 @@ static int test_parse(void)
 
 	T_EQ_U64(parse(&o, (const char *const[]){NULL}, &err), 2);
 	T_EQ_STR(err, "xprof: error: no process given: use -p <pid>\n"
-		      "usage: xprof dump -p <pid> [-g auto|fp|dwarf] [--max-depth <n>]\n"
+		      "usage: xprof dump -p <pid> [-g auto|fp|dwarf|libunwind|check] [--max-depth <n>]\n"
 		      "see 'xprof help dump'\n");
 	T_EQ_U64(parse(&o, ARGS("-p", "12x"), &err), 2);
 	T_ASSERT(strstr(err, "invalid value '12x' for -p, --pid (expected a process id)"));
