@@ -374,6 +374,7 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	 */
 	if (unwinder_stats(s->unw)->unmapped != unmapped && maps_due(s, p, r->t)) {
 		load_maps(s, p, r->t);
+		unwind_check_forget(s->unw);
 		unmapped = unwinder_stats(s->unw)->unmapped;
 		nr = walk(s, r, &m);
 		maps_backoff(smp_proc_of(s, p), unwinder_stats(s->unw)->unmapped == unmapped);

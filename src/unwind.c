@@ -33,6 +33,7 @@
 #include "unwind_libunwind.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,7 @@ struct unwinder {
 	const struct unwinder_ops *ops;
 	enum unwind_mode mode; /* the native walk's: AUTO, FP or DWARF */
 	bool check;	       /* UNWIND_CHECK: compare with libunwind */
+	uint64_t *last_check;  /* the class counter the last comparison added to, or NULL */
 	struct lu_unwinder *lu;
 	unsigned int max_depth;
 	struct unwind_stats stats;
@@ -701,6 +703,18 @@ static unsigned int walked(const uint8_t *flags, unsigned int n, bool *cut)
 	return *cut ? n - 1 : n;
 }
 
+static void debug_stack(const char *who, const uint64_t *pcs, unsigned int n)
+{
+	char buf[512];
+	size_t len = 0;
+	unsigned int i;
+
+	for (i = 0; i < n && i < 16 && len < sizeof(buf) - 20; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %#llx",
+					(unsigned long long)pcs[i]);
+	xp_debug(2, "  %s:%s%s", who, buf, i < n ? " ..." : "");
+}
+
 /*
  * UNWIND_CHECK: walk the stack of @w again with libunwind and count how
  * its answer differs from the native one in @pcs[0..@n).
@@ -720,21 +734,26 @@ static void check_with_libunwind(struct unwinder *u, struct uw_walk *w, const st
 	a = walked(flags, n, &acut);
 	b = walked(lflags, ln, &bcut);
 	u->stats.check_stacks++;
+	u->last_check = NULL;
 	for (i = 0; i < a && i < b && pcs[i] == lpcs[i]; i++)
 		;
 	if (i < a && i < b)
-		u->stats.check_pc++;
+		u->last_check = &u->stats.check_pc;
 	else if (i < a && !bcut)
-		u->stats.check_lu_shorter++;
+		u->last_check = &u->stats.check_lu_shorter;
 	else if (i < b && !acut)
-		u->stats.check_native_shorter++;
+		u->last_check = &u->stats.check_native_shorter;
 	else
 		return;
+	(*u->last_check)++;
 	u->stats.check_differ++;
-	xp_debug(2, "unwind check: pid %d: first difference at frame %u of %u (native) / %u "
-		 "(libunwind): %#llx / %#llx",
-		 (int)walk_pid(w), i, a, b, i < a ? (unsigned long long)pcs[i] : 0ull,
-		 i < b ? (unsigned long long)lpcs[i] : 0ull);
+	if (xp_verbosity >= 2) {
+		xp_debug(2, "unwind check: pid %d: first difference at frame %u of %u (native) / %u "
+			    "(libunwind)",
+			 (int)walk_pid(w), i, a, b);
+		debug_stack("native", pcs, a);
+		debug_stack("libunwind", lpcs, b);
+	}
 }
 
 /* --- API ------------------------------------------------------------------- */
@@ -780,6 +799,18 @@ unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
 	u->stats.stacks++;
 	u->stats.frames += n;
 	return n;
+}
+
+void unwind_check_forget(struct unwinder *u)
+{
+	if (!u->check || !u->stats.check_stacks)
+		return;
+	u->stats.check_stacks--;
+	if (u->last_check) {
+		(*u->last_check)--;
+		u->stats.check_differ--;
+		u->last_check = NULL;
+	}
 }
 
 const struct unwind_stats *unwinder_stats(const struct unwinder *u)

@@ -65,4 +65,10 @@ unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
 
 const struct unwind_stats *unwinder_stats(const struct unwinder *u);
 
+/*
+ * UNWIND_CHECK: forget the comparison of the last walk, which the caller
+ * discards to walk the same stack again (after reading new maps).
+ */
+void unwind_check_forget(struct unwinder *u);
+
 #endif
