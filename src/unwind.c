@@ -678,14 +678,20 @@ static unsigned int lu_backend_unwind(struct unwinder *u, struct uw_walk *w,
 				   &u->stats.bad_frames),
 		     i;
 
+	/*
+	 * As the native walk does: a return address outside executable memory
+	 * ends the walk (libunwind may guess past a function it has no tables
+	 * for), and one in no mapping tells the caller its maps may be stale.
+	 */
+	for (i = 1; i < n && !(flags[i] & XP_FRAME_TRUNCATED); i++) {
+		if (!uw_is_code(w, xp_lookup_pc(pcs[i], flags[i]))) {
+			u->stats.bad_frames++;
+			n = i;
+		}
+	}
 	if (n && flags[n - 1] == XP_FRAME_TRUNCATED)
 		u->stats.truncated++;
 	u->stats.frames_cfi += n ? n - 1 : 0;
-	/* As the native walk does: tell the caller its maps may be stale. */
-	for (i = 0; i < n && w->as; i++)
-		if (!(flags[i] & XP_FRAME_TRUNCATED) &&
-		    !uw_find(w, xp_lookup_pc(pcs[i], flags[i])))
-			u->stats.unmapped++;
 	return n;
 }
 
