@@ -670,13 +670,28 @@ static pid_t walk_pid(const struct uw_walk *w)
 	return w->as ? w->as->pid : w->mem->pid;
 }
 
+/* libunwind over the walk's copy; the vdso's range from the maps. */
+static unsigned int lu_walk_stack(struct unwinder *u, struct uw_walk *w,
+				  const struct xp_regs *regs, uint64_t *pcs, uint8_t *flags,
+				  unsigned int max, uint64_t *bad)
+{
+	uint64_t vs = 0, ve = 0;
+	size_t i;
+
+	for (i = 0; w->as && i < w->as->nr; i++)
+		if (!strcmp(w->as->maps[i].path, "[vdso]")) {
+			vs = w->as->maps[i].start;
+			ve = w->as->maps[i].end;
+			break;
+		}
+	return lu_unwind(u->lu, w->arch, regs, w->mem, walk_pid(w), vs, ve, pcs, flags, max, bad);
+}
+
 static unsigned int lu_backend_unwind(struct unwinder *u, struct uw_walk *w,
 				      const struct xp_regs *regs, uint64_t *pcs, uint8_t *flags,
 				      unsigned int max)
 {
-	unsigned int n = lu_unwind(u->lu, w->arch, regs, w->mem, walk_pid(w), pcs, flags, max,
-				   &u->stats.bad_frames),
-		     i;
+	unsigned int n = lu_walk_stack(u, w, regs, pcs, flags, max, &u->stats.bad_frames), i;
 
 	/*
 	 * As the native walk does: a return address outside executable memory
@@ -736,7 +751,7 @@ static void check_with_libunwind(struct unwinder *u, struct uw_walk *w, const st
 
 	if (max > UNWIND_CHECK_MAX)
 		max = UNWIND_CHECK_MAX;
-	ln = lu_unwind(u->lu, w->arch, regs, w->mem, walk_pid(w), lpcs, lflags, max, &ignored);
+	ln = lu_walk_stack(u, w, regs, lpcs, lflags, max, &ignored);
 	a = walked(flags, n, &acut);
 	b = walked(lflags, ln, &bcut);
 	u->stats.check_stacks++;

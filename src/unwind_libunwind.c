@@ -8,10 +8,14 @@
  * _UPT_find_proc_info; our own state is found through a thread-local
  * pointer set for the length of one walk.
  *
- * libunwind's register numbers equal the DWARF numbers for the registers
- * xprof keeps, on x86-64 (rax..r15 0-15, rip 16), aarch64 (x0-x30, sp 31,
- * pc 32) and riscv64 (x0-x31, pc 32), so the snapshot serves them as
- * they are.
+ * The vdso is no file, so libunwind-ptrace finds no tables for it; its
+ * .eh_frame_hdr is in the process's memory, and libunwind searches it there
+ * as a remote table (as it does the tables UPT finds in files).
+ *
+ * libunwind's numbers of the general registers equal their DWARF numbers
+ * on x86-64 (rax..r15 0-15), aarch64 (x0-x30, sp 31) and riscv64 (x0-x31);
+ * its pc is 16, 32 and 64 (after f0-f31) where xprof's snapshot keeps it
+ * at 16, 32 and 32.
  */
 #include "unwind_libunwind.h"
 #include "arch.h"
@@ -44,13 +48,81 @@ struct lu_walk {
 	const struct xp_regs *regs;
 	struct memread *mem;
 	void *upt;
+	uint64_t vdso_start, vdso_end;
 };
 
 static __thread struct lu_walk *lu_cur;
 
+/* libunwind's own search of a binary-search table (not in its headers). */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+static int mem_read(uint64_t addr, void *buf, size_t len)
+{
+	return memread_read(lu_cur->mem, addr, buf, len);
+}
+
+/*
+ * The unwind table of the vdso at [@start, @end) of the process: its ELF
+ * header, the PT_GNU_EH_FRAME segment, and the .eh_frame_hdr there (the
+ * binary-search table GNU ld and the kernel's vdso build write: udata4
+ * count, datarel sdata4 entries).  0, or -1.
+ */
+static int vdso_table(uint64_t start, uint64_t end, unw_dyn_info_t *di)
+{
+	uint8_t eh[64], hdr[12];
+	uint64_t phoff, bias = UINT64_MAX, frame = 0;
+	uint16_t phentsize, phnum, i;
+	uint32_t count;
+
+	if (mem_read(start, eh, sizeof(eh)) || memcmp(eh, "\177ELF", 4) || eh[4] != 2)
+		return -1;
+	memcpy(&phoff, eh + 32, 8);
+	memcpy(&phentsize, eh + 54, 2);
+	memcpy(&phnum, eh + 56, 2);
+	if (phentsize < 56 || phnum > 64 || phoff > end - start)
+		return -1;
+	for (i = 0; i < phnum; i++) {
+		uint8_t ph[56];
+		uint32_t type;
+		uint64_t vaddr;
+
+		if (mem_read(start + phoff + (uint64_t)i * phentsize, ph, sizeof(ph)))
+			return -1;
+		memcpy(&type, ph, 4);
+		memcpy(&vaddr, ph + 16, 8);
+		if (type == 1 /* PT_LOAD */ && bias == UINT64_MAX)
+			bias = start - (vaddr & ~0xfffull);
+		else if (type == 0x6474e550 /* PT_GNU_EH_FRAME */)
+			frame = vaddr;
+	}
+	if (bias == UINT64_MAX || !frame || mem_read(bias + frame, hdr, sizeof(hdr)))
+		return -1;
+	/* version 1, eh_frame_ptr sdata4 (any base), count udata4, table datarel|sdata4 */
+	if (hdr[0] != 1 || (hdr[1] & 0x0f) != 0x0b || hdr[2] != 0x03 || hdr[3] != 0x3b)
+		return -1;
+	memcpy(&count, hdr + 8, 4);
+	memset(di, 0, sizeof(*di));
+	di->start_ip = start;
+	di->end_ip = end;
+	di->format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di->u.rti.segbase = bias + frame;
+	di->u.rti.table_data = bias + frame + sizeof(hdr);
+	di->u.rti.table_len = (unw_word_t)count * 8 / sizeof(unw_word_t);
+	return 0;
+}
+
 static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			     int need_unwind_info, void *arg)
 {
+	unw_dyn_info_t di;
+
+	if (lu_cur && ip >= lu_cur->vdso_start && ip < lu_cur->vdso_end) {
+		if (vdso_table(lu_cur->vdso_start, lu_cur->vdso_end, &di))
+			return -UNW_ENOINFO;
+		return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+	}
 	return _UPT_find_proc_info(as, ip, pi, need_unwind_info, arg);
 }
 
@@ -82,14 +154,39 @@ static int lu_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, 
 	return 0;
 }
 
+/* libunwind's number of the pc (libunwind-<arch>.h), by ELF machine; -1 if unknown. */
+static int lu_pc_reg(uint16_t e_machine)
+{
+	switch (e_machine) {
+	case 62: /* EM_X86_64 */
+		return 16;
+	case 183: /* EM_AARCH64 */
+		return 32;
+	case 243: /* EM_RISCV */
+		return 64;
+	default:
+		return -1;
+	}
+}
+
 static int lu_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
 			 void *arg)
 {
+	unsigned int dwarf;
+
 	(void)as;
 	(void)arg;
-	if (write || !lu_cur || reg < 0 || !xp_regs_has(lu_cur->regs, (unsigned int)reg))
+	if (write || !lu_cur || reg < 0)
 		return -UNW_EBADREG;
-	*val = (unw_word_t)xp_regs_get(lu_cur->regs, (unsigned int)reg);
+	if (reg == lu_pc_reg(lu_cur->arch->e_machine))
+		dwarf = lu_cur->arch->dwarf_pc;
+	else if (reg < 32)
+		dwarf = (unsigned int)reg;
+	else
+		return -UNW_EBADREG;
+	if (!xp_regs_has(lu_cur->regs, dwarf))
+		return -UNW_EBADREG;
+	*val = (unw_word_t)xp_regs_get(lu_cur->regs, dwarf);
 	return 0;
 }
 
@@ -183,10 +280,11 @@ static void *upt_of(struct lu_unwinder *lu, pid_t pid)
 }
 
 unsigned int lu_unwind(struct lu_unwinder *lu, const struct xp_arch *arch,
-		       const struct xp_regs *regs, struct memread *mem, pid_t pid, uint64_t *pcs,
-		       uint8_t *flags, unsigned int max, uint64_t *bad)
+		       const struct xp_regs *regs, struct memread *mem, pid_t pid, uint64_t vdso_start,
+		       uint64_t vdso_end, uint64_t *pcs, uint8_t *flags, unsigned int max,
+		       uint64_t *bad)
 {
-	struct lu_walk walk = {arch, regs, mem, NULL};
+	struct lu_walk walk = {arch, regs, mem, NULL, vdso_start, vdso_end};
 	unw_cursor_t c;
 	unw_word_t ip;
 	unsigned int n = 0;

@@ -327,13 +327,10 @@ static int run_target(const struct variant *v, const char *what, check_fn check)
 	else
 		T_ASSERT(addrspace_load(&l.as) == 0);
 	/*
-	 * libunwind too, except on the copy without CFI (libunwind-ptrace finds
-	 * the tables in the files /proc/PID/maps names, which have them) and in
-	 * the vdso, which is no file: libunwind-ptrace finds no tables for it,
-	 * and its x86-64 guess past a frameless vdso function skips the caller
-	 * (a limit of libunwind's, doc/unwinding.md).
+	 * libunwind too, except on the copy without CFI: libunwind-ptrace finds
+	 * the tables in the files /proc/PID/maps names, which have them.
 	 */
-	modes = v->nocfi || !strcmp(what, "vdso") ? 3 : 4;
+	modes = v->nocfi ? 3 : 4;
 	for (k = 0; k < modes; k++)
 		l.u[k] = unwinder_new((enum unwind_mode)k, MAX_FRAMES);
 	for (s = 0; s < SAMPLES && ret == T_OK; s++) {

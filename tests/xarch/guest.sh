@@ -115,12 +115,12 @@ within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { print (v >= lo && v <= h
 
 # record NAME TARGET ARGS...: record into $W/NAME.data (target output in
 # $W/NAME.out), report into $W/NAME.folded; sets RC to record's exit status.
-# $XARGS: more options for record (-g libunwind).
+# $XARGS: more options for record (-g libunwind); $XPRE: xprof's own (-vv).
 record() {
 	name=$1
 	shift
 	rm -f $W/$name.data $W/$name.folded
-	"$RT" "$X" record -q -F "$F" $XARGS -o $W/$name.data -- "$@" >$W/$name.out 2>$W/$name.err
+	"$RT" "$X" $XPRE record -q -F "$F" $XARGS -o $W/$name.data -- "$@" >$W/$name.out 2>$W/$name.err
 	RC=$?
 	"$X" report -i $W/$name.data --folded -o $W/$name.folded 2>>$W/$name.err ||
 		echo "xprof report failed" >>$W/$name.err
@@ -282,15 +282,17 @@ if want libunwind; then
 	XARGS="-g libunwind" check_split split-libunwind split
 	# -g check on qsort's libc callback: libunwind agrees with the native
 	# walk on >= 90% of the stacks (doc/unwinding.md: the known classes).
-	XARGS="-g check" record qsort-check "$DIR/chain" qsort 1.5
+	XPRE=-vv XARGS="-g check" record qsort-check "$DIR/chain" qsort 1.5
 	set -- $("$X" report -i $W/qsort-check.data --header-only 2>/dev/null |
-		awk '$3 == "unwind_checked" { c = $5 } $3 == "unwind_differ" { d = $5 }
-			END { print c + 0, d + 0 }')
+		awk '$3 ~ /^unwind_(checked|differ)/ { v[$3] = $5 }
+			END { print v["unwind_checked"] + 0, v["unwind_differ"] + 0,
+				v["unwind_differ_pc"] + 0, v["unwind_differ_libunwind_shorter"] + 0,
+				v["unwind_differ_native_shorter"] + 0 }')
 	ok=1
 	[ "$RC" = 0 ] && [ "$1" -ge 100 ] || ok=0
 	[ "$(within $(pct $2 $1) 0 10)" = 1 ] || ok=0
-	result qsort-check $ok "stacks checked=$1 libunwind disagreed=$2 ($(pct $2 $1)%) rc=$RC" $W/qsort-check.folded
-	[ $ok = 1 ] || sed 's/^/    | /' $W/qsort-check.err | head -n 20
+	result qsort-check $ok "stacks checked=$1 libunwind disagreed=$2 ($(pct $2 $1)%: pc $3, libunwind shorter $4, native shorter $5) rc=$RC" $W/qsort-check.folded
+	[ $ok = 1 ] || grep -A2 'unwind check:' $W/qsort-check.err | head -n 30 | sed 's/^/    | /' 
 fi
 
 echo "xarch $ARCH: $PASSED passed, $FAILED failed"

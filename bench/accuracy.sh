@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# bench/accuracy.sh [BUILD_DIR] [PROGRAM...] - xprof next to perf's DWARF
+# unwinding on real Debian programs (a benchmark, not a test).
+#
+# Each program runs the same workload twice: under
+#   xprof record -F 999 -g check        (the native stacks; libunwind checks each)
+#   perf record -F 999 --call-graph dwarf
+# and the table shows, per program:
+#   - the 6 heaviest leaf functions of either tool, with both shares;
+#   - TVD: the total-variation distance of the two leaf distributions
+#     (half the sum of the absolute share differences, in points);
+#   - complete: the share of samples whose stack reaches the C runtime's
+#     entry (__libc_start_call_main / __libc_start_main, or start_thread
+#     for other threads): main itself has no name in a stripped program;
+#   - unknown: the share of samples whose leaf has no name (perf's
+#     [unknown], xprof's module+offset or bare address);
+#   - check: xprof -g check's rate of stacks on which libunwind disagreed
+#     with the native walk.
+# perf's kernel frames are dropped (xprof samples user stacks; a sample in
+# the kernel has the system call's user frame as its leaf in both).  Names
+# are compared after folding glibc's internal prefixes (__GI_, __libc_,
+# _IO_, leading underscores) and GCC's clone suffixes (.constprop.0,
+# .isra.0, .part.0, .cold), since the two tools pick different aliases for
+# the same code (doc/names.md).
+#
+# PROGRAM: python sqlite xz openssl node xz-mt dd (default: all).  The
+# Debian packages they need are installed with apt-get when missing.
+# ACC_SCALE (default 1) multiplies every workload; ACC_KEEP=1 keeps the
+# work directory (folded stacks of both tools, perf's data).
+set -uo pipefail
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-build}
+[[ $BUILD = /* ]] || BUILD=$SRC/$BUILD
+shift || true
+XPROF=$BUILD/xprof
+SCALE=${ACC_SCALE:-1}
+PROGRAMS=("$@")
+((${#PROGRAMS[@]})) || PROGRAMS=(python sqlite xz openssl node xz-mt dd)
+
+[ -x "$XPROF" ] || { echo "accuracy: no $XPROF: build first" >&2; exit 2; }
+
+# --- the Debian packages the workloads need -----------------------------------
+need=()
+for p in python3 sqlite3 xz-utils openssl nodejs coreutils linux-perf; do
+	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if ((${#need[@]})); then
+	echo "accuracy: installing ${need[*]}" >&2
+	apt-get update -qq >/dev/null && apt-get install -y -qq "${need[@]}" >/dev/null ||
+		{ echo "accuracy: cannot install ${need[*]}" >&2; exit 1; }
+fi
+PERF=$(command -v perf) || { echo "accuracy: no perf" >&2; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/xprof-accuracy.XXXXXX")
+if [ "${ACC_KEEP:-0}" = 1 ]; then
+	echo "accuracy: work directory: $WORK" >&2
+else
+	trap 'rm -rf "$WORK"' EXIT
+fi
+cd "$WORK" || exit 1
+
+# Input: compressible text (base64 of random bytes, 4 MiB per scale unit).
+head -c $((3000000 * SCALE)) /dev/urandom | base64 >text.txt
+N=$((1500000 * SCALE))
+
+# The workload of PROGRAM, run as "$@" followed by the program and its
+# arguments ("$@": the tool and its options, ending in --).
+PY="import json
+d = {}
+for i in range($N): d[str(i % 5000)] = d.get(str(i % 5000), 0) + i * i
+print(len(json.dumps(d)))"
+SQL="CREATE TABLE t(a INTEGER, b TEXT);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT $N)
+INSERT INTO t SELECT x, hex(randomblob(16)) FROM c; CREATE INDEX i ON t(b);
+SELECT count(*), sum(length(b)) FROM t WHERE b > '8';"
+JS="let s = 0;
+function f(i) { return (i * 2654435761) % 1000003; }
+for (let r = 0; r < $((12 * SCALE)); r++) { const a = [];
+  for (let i = 0; i < 200000; i++) a.push(f(i + r));
+  a.sort((x, y) => x - y); s += a[7]; }
+console.log(s);"
+workload() {
+	local p=$1
+	shift
+	case $p in
+	python) "$@" /usr/bin/python3 -c "$PY" ;;
+	sqlite) "$@" sqlite3 :memory: "$SQL" ;;
+	xz) "$@" xz -T1 -6 -c text.txt ;;
+	xz-mt) "$@" xz -T2 --block-size=1MiB -6 -c text.txt ;;
+	openssl) "$@" openssl dgst -sha256 $(printf 'text.txt %.0s' {1..40}) ;;
+	node) "$@" node --perf-basic-prof -e "$JS" ;;
+	dd) "$@" dd if=text.txt of=/dev/null bs=64 ;;
+	*) echo "accuracy: no program '$p'" >&2; return 2 ;;
+	esac
+}
+
+# perf script's samples as folded stacks (root first, comm first), user
+# frames only: "name+0xOFF (dso)" becomes name, "[unknown] (dso)" stays.
+collapse_perf() {
+	awk '
+	/^[^ \t]/ { comm = $1; n = 0; next }
+	/^[ \t]+[0-9a-f]+ / {
+		if ($1 ~ /^ffffffff/ || $0 ~ /\[kernel\.kallsyms\]/) next
+		name = $2
+		for (i = 3; i <= NF && $i !~ /^\(/; i++) name = name " " $i
+		sub(/\+0x[0-9a-f]+$/, "", name)
+		f[++n] = name
+		next
+	}
+	/^$/ {
+		if (n) {
+			s = comm
+			for (i = n; i >= 1; i--) s = s ";" f[i]
+			c[s]++
+		}
+		n = 0
+	}
+	END { for (s in c) print s, c[s] }'
+}
+
+# metrics A.folded B.folded NAME: the comparison table of one program.
+metrics() {
+	awk -v name="$3" -v check="$4" '
+	function norm(x) {
+		gsub(/\.(constprop|isra|part|cold|lto_priv)(\.[0-9]+)?/, "", x)
+		sub(/^__GI_/, "", x); sub(/^__libc_/, "", x); sub(/^_IO_/, "", x)
+		sub(/^_+/, "", x)
+		return x
+	}
+	function unknown(x) { return x ~ /^\[unknown\]$|^0x[0-9a-f]+$|\+0x[0-9a-f]+$/ }
+	{
+		t = FILENAME == ARGV[1] ? 1 : 2
+		n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+		k = split(line, fr, ";")
+		leaf = norm(fr[k])
+		if (unknown(fr[k])) { unk[t] += n; leaf = "[unknown]" }
+		share[t, leaf] += n; leaves[leaf] = 1; tot[t] += n
+		for (i = 2; i <= k; i++)
+			if (fr[i] ~ /^(__libc_start_call_main|__libc_start_main(_impl)?|start_thread)$/) {
+				full[t] += n
+				break
+			}
+	}
+	END {
+		if (!tot[1] || !tot[2]) { printf "%-8s  no samples (xprof %d, perf %d)\n", name, tot[1], tot[2]; exit }
+		for (l in leaves) {
+			a = 100 * share[1, l] / tot[1]; b = 100 * share[2, l] / tot[2]
+			d = a - b; tvd += (d < 0 ? -d : d) / 2
+			top[l] = a > b ? a : b
+		}
+		printf "%-8s  samples xprof %d perf %d; TVD %.1f points; complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%%; check: %s\n",
+			name, tot[1], tot[2], tvd, 100 * full[1] / tot[1], 100 * full[2] / tot[2],
+			100 * unk[1] / tot[1], 100 * unk[2] / tot[2], check
+		for (r = 0; r < 6; r++) {
+			best = ""; bv = -1
+			for (l in top) if (top[l] > bv) { bv = top[l]; best = l }
+			if (best == "" || bv < 1) break
+			printf "          %-44s xprof %5.1f%%  perf %5.1f%%\n", substr(best, 1, 44),
+				100 * share[1, best] / tot[1], 100 * share[2, best] / tot[2]
+			delete top[best]
+		}
+	}' "$1" "$2"
+}
+
+for p in "${PROGRAMS[@]}"; do
+	workload "$p" "$XPROF" record -F 999 -g check -o "$p.xprof" -- >/dev/null 2>"$p.xprof.err"
+	"$XPROF" report -i "$p.xprof" --folded -o "$p.xprof.folded" 2>>"$p.xprof.err"
+	workload "$p" "$PERF" record -q -F 999 --call-graph dwarf -o "$p.perf" -- \
+		>/dev/null 2>"$p.perf.err"
+	"$PERF" script -i "$p.perf" 2>>"$p.perf.err" | collapse_perf >"$p.perf.folded"
+	check=$(sed -n 's/.*unwind check: libunwind disagreed on \([0-9]* of [0-9]*\) stacks (\(.*\)).*/\1 (\2)/p' \
+		"$p.xprof.err")
+	metrics "$p.xprof.folded" "$p.perf.folded" "$p" "${check:-none}"
+done
