@@ -21,9 +21,10 @@
 # perf's kernel frames are dropped (xprof samples user stacks; a sample in
 # the kernel has the system call's user frame as its leaf in both).  Names
 # are compared after folding glibc's internal prefixes (__GI_, __libc_,
-# _IO_, leading underscores) and GCC's clone suffixes (.constprop.0,
-# .isra.0, .part.0, .cold), since the two tools pick different aliases for
-# the same code (doc/names.md).
+# _IO_, leading underscores), its large-file aliases (pread64), GCC's
+# clone suffixes (.constprop.0, .isra.0, .part.0, .cold) and C++ parameter
+# lists, since the two tools pick different aliases for the same code
+# (doc/names.md); unnamed leaves are compared by module.
 #
 # PROGRAM: python sqlite xz openssl node xz-mt dd (default: all).  The
 # Debian packages they need are installed with apt-get when missing.
@@ -64,13 +65,13 @@ cd "$WORK" || exit 1
 
 # Input: compressible text (base64 of random bytes, 4 MiB per scale unit).
 head -c $((3000000 * SCALE)) /dev/urandom | base64 >text.txt
-N=$((1500000 * SCALE))
+N=$((1000000 * SCALE))
 
 # The workload of PROGRAM, run as "$@" followed by the program and its
 # arguments ("$@": the tool and its options, ending in --).
 PY="import json
 d = {}
-for i in range($N): d[str(i % 5000)] = d.get(str(i % 5000), 0) + i * i
+for i in range($((8 * N))): d[str(i % 5000)] = d.get(str(i % 5000), 0) + i * i
 print(len(json.dumps(d)))"
 SQL="CREATE TABLE t(a INTEGER, b TEXT);
 WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT $N)
@@ -90,9 +91,9 @@ workload() {
 	sqlite) "$@" sqlite3 :memory: "$SQL" ;;
 	xz) "$@" xz -T1 -6 -c text.txt ;;
 	xz-mt) "$@" xz -T2 --block-size=1MiB -6 -c text.txt ;;
-	openssl) "$@" openssl dgst -sha256 $(printf 'text.txt %.0s' {1..40}) ;;
+	openssl) "$@" openssl speed -seconds $((2 * SCALE)) -bytes 16384 sha256 aes-128-cbc ;;
 	node) "$@" node --perf-basic-prof -e "$JS" ;;
-	dd) "$@" dd if=text.txt of=/dev/null bs=64 ;;
+	dd) "$@" dd if=/dev/zero of=/dev/null bs=64 count=$((1000000 * SCALE)) ;;
 	*) echo "accuracy: no program '$p'" >&2; return 2 ;;
 	esac
 }
@@ -107,6 +108,11 @@ collapse_perf() {
 		name = $2
 		for (i = 3; i <= NF && $i !~ /^\(/; i++) name = name " " $i
 		sub(/\+0x[0-9a-f]+$/, "", name)
+		if (name == "[unknown]") {
+			# keep the module: "[unknown] (/usr/lib/.../libsqlite3.so.0.8.6)"
+			dso = $NF; gsub(/[()]/, "", dso); sub(/.*\//, "", dso)
+			name = "[unknown] " dso
+		}
 		f[++n] = name
 		next
 	}
@@ -125,18 +131,29 @@ collapse_perf() {
 metrics() {
 	awk -v name="$3" -v check="$4" '
 	function norm(x) {
+		if (x ~ /::/) sub(/\(.*$/, "", x)   # C++: one tool prints the parameters
 		gsub(/\.(constprop|isra|part|cold|lto_priv)(\.[0-9]+)?/, "", x)
 		sub(/^__GI_/, "", x); sub(/^__libc_/, "", x); sub(/^_IO_/, "", x)
 		sub(/^_+/, "", x)
+		# the large-file aliases of glibc: pread64 is pread
+		if (x ~ /^(pread|pwrite|mmap|lseek|open|openat|fopen|stat|fstat|lstat|fstatat|ftruncate|preadv|pwritev|sendfile|fallocate|readdir|getdents)64$/)
+			sub(/64$/, "", x)
 		return x
 	}
-	function unknown(x) { return x ~ /^\[unknown\]$|^0x[0-9a-f]+$|\+0x[0-9a-f]+$/ }
+	function unknown(x) { return x ~ /^\[unknown\]|^0x[0-9a-f]+$|\+0x[0-9a-f]+$/ }
+	# An unnamed leaf, by module: "[unknown] libsqlite3.so.0.8.6" or "libsqlite3.so.0.8.6+0x12".
+	function unknown_key(x) {
+		if (x ~ /^\[unknown\] /) { sub(/^\[unknown\] /, "", x) }
+		else if (x ~ /\+0x[0-9a-f]+$/) { sub(/\+0x[0-9a-f]+$/, "", x) }
+		else x = "?"
+		return "[unknown in " x "]"
+	}
 	{
 		t = FILENAME == ARGV[1] ? 1 : 2
 		n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 		k = split(line, fr, ";")
 		leaf = norm(fr[k])
-		if (unknown(fr[k])) { unk[t] += n; leaf = "[unknown]" }
+		if (unknown(fr[k])) { unk[t] += n; leaf = unknown_key(fr[k]) }
 		share[t, leaf] += n; leaves[leaf] = 1; tot[t] += n
 		for (i = 2; i <= k; i++)
 			if (fr[i] ~ /^(__libc_start_call_main|__libc_start_main(_impl)?|start_thread)$/) {
