@@ -1223,7 +1223,8 @@ static size_t read_hidden(Elf *elf, GElf_Addr bias, struct hidden_sym **out)
 		xp_grow((void **)out, &alloc, n + 1, sizeof(**out));
 		(*out)[n++] = (struct hidden_sym){sym.st_value + bias, name};
 	}
-	qsort(*out, n, sizeof(**out), cmp_hidden);
+	if (n)
+		qsort(*out, n, sizeof(**out), cmp_hidden);
 	return n;
 }
 

@@ -276,7 +276,8 @@ static void scan_words(struct plt_ctx *c, const uint8_t *p, size_t len, uint64_t
 		xp_grow((void **)&hits, &alloc, nr + 1, sizeof(*hits));
 		hits[nr++] = (struct plt_hit){start, slot};
 	}
-	qsort(hits, nr, sizeof(*hits), cmp_hit);
+	if (nr)
+		qsort(hits, nr, sizeof(*hits), cmp_hit);
 	for (i = 0; i < nr; i++) {
 		uint64_t end = i + 1 < nr ? hits[i + 1].addr : vaddr + len;
 
