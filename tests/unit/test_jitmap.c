@@ -616,6 +616,8 @@ static int test_collect_times(void)
 	struct timespec ts, pause = {0, 120000000};
 	char map[64], out[] = "/tmp/xprof-test-jittime-XXXXXX";
 	uint64_t start, t1, t2;
+	/* Above any pid_max, and apart from a concurrent run of this test. */
+	pid_t pid = (pid_t)(4200000 + getpid() % 1000000);
 	struct stacktab t;
 	struct df_writer *w;
 	struct profile p;
@@ -624,26 +626,26 @@ static int test_collect_times(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	start = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	snprintf(map, sizeof(map), "/tmp/perf-%d.map", PID);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)pid);
 	f = fopen(map, "w");
 	T_ASSERT(f);
 	fprintf(f, "7f0000001000 100 first_fn\n");
 	T_EQ_U64(fflush(f), 0);
 	nanosleep(&pause, NULL);
-	jitmap_poll(PID, start);
-	jitmap_poll(PID, start); /* within 100 ms: no look */
+	jitmap_poll(pid, start);
+	jitmap_poll(pid, start); /* within 100 ms: no look */
 	nanosleep(&pause, NULL);
 	fprintf(f, "7f0000001000 80 second_fn\n");
 	T_EQ_U64(fclose(f), 0);
 	nanosleep(&pause, NULL);
-	jitmap_poll(PID, start);
+	jitmap_poll(pid, start);
 	stacks_of(&t, pcs, 1);
 	fd = mkstemp(out);
 	T_ASSERT(fd >= 0);
 	close(fd);
 	w = df_writer_open(out, 62, 0);
 	T_ASSERT(w);
-	T_EQ_U64(jitmap_collect_files(w, PID, map, NULL, 0, &t, start), 2);
+	T_EQ_U64(jitmap_collect_files(w, pid, map, NULL, 0, &t, start), 2);
 	df_writer_close(w);
 	unlink(map);
 	profile_init(&p);
