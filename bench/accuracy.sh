@@ -184,7 +184,8 @@ metrics() {
 
 for p in "${PROGRAMS[@]}"; do
 	workload "$p" "$XPROF" record -F 999 -g check -o "$p.xprof" -- >/dev/null 2>"$p.xprof.err"
-	"$XPROF" report -i "$p.xprof" --folded -o "$p.xprof.folded" 2>>"$p.xprof.err"
+	"$XPROF" report -i "$p.xprof" --folded --value samples -o "$p.xprof.folded" \
+		2>>"$p.xprof.err"
 	workload "$p" "$PERF" record -q -F 999 --call-graph dwarf -o "$p.perf" -- \
 		>/dev/null 2>"$p.perf.err"
 	"$PERF" script -i "$p.perf" 2>>"$p.perf.err" | collapse_perf >"$p.perf.folded"
