@@ -1180,6 +1180,41 @@ static int cmp_hidden(const void *a, const void *b)
 }
 
 /*
+ * Drop from the sorted @h the names that a default version defines at the
+ * same address too: glibc's clock_gettime is both clock_gettime@GLIBC_2.2.5
+ * (hidden) and clock_gettime@@GLIBC_2.17, and the name is the public one.
+ * Returns how many entries remain.
+ */
+static size_t keep_only_hidden(Elf *elf, Elf_Data *dyn, Elf_Data *ver, const GElf_Shdr *dynsh,
+			       size_t count, GElf_Addr bias, struct hidden_sym *h, size_t n)
+{
+	bool *drop = xp_calloc(n, sizeof(*drop));
+	size_t i, kept = 0;
+
+	for (i = 1; i < count && i < ver->d_size / 2 && i <= INT32_MAX; i++) {
+		struct hidden_sym key, *hit;
+		GElf_Versym vs;
+		GElf_Sym sym;
+
+		if (!gelf_getversym(ver, (int)i, &vs) || (vs & 0x8000) ||
+		    !gelf_getsym(dyn, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		key.addr = sym.st_value + bias;
+		key.name = elf_strptr(elf, dynsh->sh_link, sym.st_name);
+		if (!key.name || !*key.name)
+			continue;
+		hit = bsearch(&key, h, n, sizeof(*h), cmp_hidden);
+		if (hit)
+			drop[hit - h] = true;
+	}
+	for (i = 0; i < n; i++)
+		if (!drop[i])
+			h[kept++] = h[i];
+	free(drop);
+	return kept;
+}
+
+/*
  * The dynamic symbols of @elf whose .gnu.version entry is hidden (cfree of
  * glibc 2.26 and later: callable by old binaries only), sorted.
  */
@@ -1225,7 +1260,7 @@ static size_t read_hidden(Elf *elf, GElf_Addr bias, struct hidden_sym **out)
 	}
 	if (n)
 		qsort(*out, n, sizeof(**out), cmp_hidden);
-	return n;
+	return n ? keep_only_hidden(elf, dyn, ver, &dynsh, count, bias, *out, n) : 0;
 }
 
 static bool is_hidden(const struct hidden_sym *h, size_t nr, uint64_t addr, const char *name)
