@@ -26,14 +26,32 @@
 #   (tests/targets/split.c) show its truth: main in >= 99% of the samples,
 #   a, b and c with 50/30/20% within 4 points, and every frame named (no
 #   module+0xOFF, no bare address), as a report must after the files are gone.
+#   Without libc's debug symbols (libc6-dbg), its static functions such as
+#   __libc_start_call_main have no name in any ELF file, and the report rightly
+#   shows them as libc.so.6+0xOFF: such frames are allowed then, and only then.
 ns_assert_split() {
-	local label=$1 file=$2
+	local label=$1 file=$2 named=$2
+	if ! ns_libc_has_symbols; then
+		named=$XP_TMP/ns-named.folded
+		sed -E 's/libc\.so\.6\+0x[0-9a-f]+/libc.so.6:no-symbols/g' "$file" >"$named"
+	fi
 	assert_share_at_least "$label: main" 99 "$file" frame:main
 	assert_share_between "$label: main;work;a" 46 54 "$file" "chain:main;work;a"
 	assert_share_between "$label: main;work;b" 26 34 "$file" "chain:main;work;b"
 	assert_share_between "$label: main;work;c" 16 24 "$file" "chain:main;work;c"
-	assert_share_at_least "$label: every frame named" 100 "$file" \
+	assert_share_at_least "$label: every frame named" 100 "$named" \
 		'!frame:.*\+0x[0-9a-f]+|0x[0-9a-f]+'
+}
+
+# ns_libc_has_symbols: whether this machine's libc names its static functions
+#   (its .symtab, or a debug file under /usr/lib/debug/.build-id).
+ns_libc_has_symbols() {
+	local libc id
+	libc=$(awk '$6 ~ /\/libc\.so\.6$/ { print $6; exit }' /proc/self/maps)
+	[[ -n $libc ]] || return 1
+	readelf -S "$libc" 2>/dev/null | grep -q '\.symtab' && return 0
+	id=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3; exit }')
+	[[ -n $id && -f /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug ]]
 }
 
 ns_skip_unless_root() {
