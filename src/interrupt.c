@@ -7,6 +7,7 @@
 #include "ctl.h"
 #include "err.h"
 #include "procfs.h"
+#include "schedule.h"
 
 /*
  * The CPU @th runs or waits on: the cpu_id of its rseq area (kept current
@@ -48,6 +49,26 @@ static void interrupt(struct sampler *s, struct smp_due *d, uint64_t now, bool h
 }
 
 /*
+ * How long to let a thread run after moving to its CPU, before
+ * interrupting it: SAMPLER_MOVE_PAUSE_NS and a random part, up to a
+ * quarter period shared among the @moves CPUs visited this tick.  The
+ * move's own preemption of the thread (see below) often takes it at the
+ * exit of a system call, i.e. at a fixed point of a loop that makes many
+ * short calls; a fixed pause from there then samples a fixed point of the
+ * loop, and which one drifts with the loop's speed: with a 20 us pause,
+ * sysmix's 3 us bursts gave 4.5-20% of the samples in io() for a truth of
+ * 14-15%, from run to run and in phases of one run.  A pause spread over
+ * many turns of such a loop samples all of it.
+ */
+static uint64_t move_pause_ns(struct sampler *s, unsigned long moves)
+{
+	uint64_t span = s->period / 4 / (moves ? moves : 1);
+
+	return SAMPLER_MOVE_PAUSE_NS +
+	       (uint64_t)(((unsigned __int128)schedule_rand(&s->rnd) * span) >> 32);
+}
+
+/*
  * Interrupt this tick's due threads, each running one from its own CPU:
  * a PTRACE_INTERRUPT sent to a thread that runs on another CPU reaches it
  * by an inter-processor interrupt, microseconds later, and a thread that
@@ -57,21 +78,26 @@ static void interrupt(struct sampler *s, struct smp_due *d, uint64_t now, bool h
  * A controller that runs on the thread's CPU has preempted it, so the
  * thread is off its CPU when interrupted and stops where it was preempted.
  * The controller moves to each CPU with due threads (at most once per CPU
- * per tick), starting with its own, and stays on the last one: with one
- * busy thread it stays on that thread's CPU, where the next tick's timer
- * fires and wakes it.  (Moving back to a free CPU after each tick, to
- * unwind there, brought part of the skid back: 22-32% for a truth of
- * 18-20%.)  Threads whose CPU is unknown or not ours to use are
- * interrupted from anywhere.
+ * per tick), starting with its own, and stays on the last one.  (Moving
+ * back to a free CPU after each tick, to unwind there, brought part of the
+ * skid back: 22-32% for a truth of 18-20%.)  Threads whose CPU is unknown
+ * or not ours to use are interrupted from anywhere.
  */
 void smp_interrupt_due(struct sampler *s, uint64_t now)
 {
 	int here = s->o->same_cpu ? ctl_cpu() : -1;
-	unsigned long i, j;
+	unsigned long i, j, moves = 0;
 
 	for (i = 0; i < s->ndue; i++)
 		if (s->due[i].cpu < 0 || s->due[i].cpu == here)
 			interrupt(s, &s->due[i], now, here >= 0 && s->due[i].cpu == here);
+	for (i = 0; i < s->ndue; i++) {
+		if (s->due[i].cpu < 0)
+			continue;
+		for (j = 0; j < i && s->due[j].cpu != s->due[i].cpu; j++)
+			;
+		moves += j == i;
+	}
 	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
 		bool moved;
@@ -85,11 +111,11 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 		 * that, like the interrupt's signal, is flagged before its
 		 * inter-processor interrupt arrives, and is honoured at the
 		 * first system call exit in between: the thread would be taken
-		 * there.  Let it run a little and be preempted again, this time
+		 * there.  Let it run a while and be preempted again, this time
 		 * by a timer of this CPU, which flags nothing in advance.
 		 */
 		if (moved)
-			ctl_pause_ns(SAMPLER_MOVE_PAUSE_NS);
+			ctl_pause_ns(move_pause_ns(s, moves));
 		for (j = i; j < s->ndue; j++)
 			if (s->due[j].cpu == cpu)
 				interrupt(s, &s->due[j], now, moved);

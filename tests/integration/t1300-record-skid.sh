@@ -5,19 +5,23 @@
 # (tests/targets/sysmix.c) alternates ~3 us of computation with a pwrite
 # and a pread and measures its own split with the thread CPU clock; the
 # share of its samples inside io() (the two calls and their libc wrappers)
-# must be within 3 points of that truth, at 999 and 3999 Hz, as root and
-# as an ordinary user.  A PTRACE_INTERRUPT that reaches a running thread
-# from another CPU comes microseconds late, and the thread then stops at
-# the exit of whichever call it entered meanwhile: 43-55% instead of 16-23%
-# here before xprof interrupted running threads from their own CPU.
-# Alone this test holds within 3 points; in full-suite runs the 3 us
-# cases strayed 3.5-6.5 points, either way (TODO(#16): not explained;
-# the truth itself moved between 13% and 18% from run to run), so it
-# asserts 8 points, still far from the old skid (43-55% against 16-23%;
-# at best 24.7% against 16.2% at 999 Hz, 37.2% against 19.5% at 3999 Hz).  The
-# 335 us variant (truth under 1%) must stay within 1 point.  The
-# unprivileged runs skip, with the reason, where that user may not trace
-# its own children.
+# must match that truth, as root and as an ordinary user.  A
+# PTRACE_INTERRUPT that reaches a running thread from another CPU comes
+# microseconds late, and the thread then stops at the exit of whichever
+# call it entered meanwhile: 43-55% instead of 16-23% here before xprof
+# interrupted running threads from their own CPU, and 4.5-25% for a truth
+# of 13-15% while the pause after moving there was fixed (src/interrupt.c).
+#   - 999 Hz: within 3 points of the truth.
+#   - 3999 Hz: within 5 points.  As root, stopping the program 4000
+#     times a second raises its own io() share by 2-4 points (13-14% ->
+#     15-18%) in time no sample can see (just after each resume), while
+#     the samples agree with perf's (compute() 82-84% beside perf's
+#     83-84%): -2.1 to -3.7 here.  As an ordinary user the samples come
+#     out +1.6 to +3.8 over the truth, a residual skid not explained yet
+#     (TODO(#16); the controller then runs at normal priority).
+#   - 335 us bursts (truth under 1%): within 1 point.
+# The unprivileged runs skip, with the reason, where that user may not
+# trace its own children.
 # shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -38,9 +42,10 @@ if ((EUID == 0)); then
 	fi
 fi
 
-# run USER HZ BURST MAXDIFF
+# run USER HZ BURST BELOW ABOVE: the share must be within BELOW points
+# under the truth and ABOVE points over it
 run() {
-	local user=$1 hz=$2 burst=$3 maxdiff=$4 dir=$XP_TMP truth share label stats
+	local user=$1 hz=$2 burst=$3 below=$4 above=$5 dir=$XP_TMP truth share label stats want
 	local -a pre=()
 	if [[ $user == nobody ]]; then
 		dir=$XP_TMP/user
@@ -54,20 +59,21 @@ run() {
 	expect_exit 0 "$XPROF" report -i "$dir/$user-$hz-$burst.data" --folded --value samples -o "$user.folded"
 	stats=$(folded_stats "$user.folded" "chain:run;io")
 	share=$(awk -v s="$stats" 'BEGIN { split(s, v, " "); printf "%.1f", 100 * v[1] / v[2] }')
-	if awk -v a="$share" -v b="$truth" -v m="$maxdiff" \
-		'BEGIN { d = a - b; exit !(d <= m && d >= -m) }'; then
-		say "  ok: $label: in io() ${share}% of the samples, truth ${truth}% (want +-$maxdiff)"
+	want="-$below..+$above"
+	if awk -v a="$share" -v b="$truth" -v lo="$below" -v hi="$above" \
+		'BEGIN { d = a - b; exit !(d <= hi && d >= -lo) }'; then
+		say "  ok: $label: in io() ${share}% of the samples, truth ${truth}% (want $want)"
 	else
-		fail "$label: in io() ${share}% of the samples, truth ${truth}% (want +-$maxdiff)"
+		fail "$label: in io() ${share}% of the samples, truth ${truth}% (want $want)"
 		show_file "profile" "$user.folded" 8
 	fi
 }
 
 for user in "${users[@]}"; do
 	say "## $user"
-	run "$user" 999 3 8
-	run "$user" 3999 3 8
-	run "$user" 3999 335 1
+	run "$user" 999 3 3 3
+	run "$user" 3999 3 5 5
+	run "$user" 3999 335 1 1
 done
 
 finish

@@ -52,13 +52,13 @@ of_leaves() {
 area=$(of_leaves "$(share default.folded ";$rot;"'geo::Circle::area\(\) const$')")
 add=$(of_leaves "$(share default.folded ";$rot;"'calc::Sum<unsigned long>::add\(unsigned long\)$')")
 spin=$(of_leaves "$(share default.folded ";$rot;"'\(anonymous namespace\)::spin\(int\)$')")
-# Each leaf named with its share of the work.  Alone the split comes out
-# 50/30/20 within 4 points; in full-suite runs spin(int) drifted to 29-36%
-# of the three (TODO(#16), unexplained), so the split is checked loosely
-# here: this test is about names, split and shares hold the split.
-assert_within "geo::Circle::area() const, of the three" "$area" 35 65
-assert_within "calc::Sum<unsigned long>::add(unsigned long), of the three" "$add" 15 45
-assert_within "(anonymous namespace)::spin(int), of the three" "$spin" 10 40
+# Each leaf named with its share of the work, 50/30/20 within 6 points
+# (within 4 in runs here).  Each round ends with a system call (the clock
+# read): while the sampler paused a fixed 20 us after moving to the
+# thread's CPU, spin(int) came out at 29-36% in some runs.
+assert_within "geo::Circle::area() const, of the three" "$area" 44 56
+assert_within "calc::Sum<unsigned long>::add(unsigned long), of the three" "$add" 24 36
+assert_within "(anonymous namespace)::spin(int), of the three" "$spin" 14 26
 mangled=$(share default.folded '(^|;)_Z')
 assert_within "stacks with a mangled name" "$mangled" 0 0
 
