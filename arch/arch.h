@@ -34,9 +34,11 @@ struct xp_regs {
 	 * orig_rax >= 0 and rax an -ERESTART* code).  XP_REGS_SYSCALL_EXIT:
 	 * it stopped on its way out of a system call, before running any
 	 * instruction of its own since (x86-64: orig_rax >= 0).  Known only
-	 * where the register set tells it; 0 elsewhere.
+	 * where the register set tells it; 0 elsewhere.  With either flag,
+	 * @sys_nr is the call's number.
 	 */
 	uint32_t flags;
+	uint32_t sys_nr;
 };
 
 /*

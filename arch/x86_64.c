@@ -78,6 +78,7 @@ static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct 
 		int64_t rax = (int64_t)xp_arch_word(buf, 10);
 
 		out->flags |= XP_REGS_SYSCALL_EXIT;
+		out->sys_nr = (uint32_t)xp_arch_word(buf, 15);
 		if (rax == -512 || rax == -513 || rax == -514 || rax == -516)
 			out->flags |= XP_REGS_SYSCALL_RESTART;
 	}

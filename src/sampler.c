@@ -100,6 +100,13 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 		x->rseq_tries = tracer_rseq_area(th, &area) ? SMP_RSEQ_TRIES : x->rseq_tries + 1;
 		x->rseq_cpu = area ? area + 4 : 0; /* struct rseq: cpu_id_start, cpu_id */
 	}
+	/*
+	 * A stop in the middle of a blocking call makes the kernel continue it
+	 * as restart_syscall once resumed: remember which call that is.
+	 */
+	if ((r->regs.flags & XP_REGS_SYSCALL_RESTART) &&
+	    r->regs.sys_nr != (uint32_t)s->arch->nr_restart_syscall)
+		x->restart_nr = r->regs.sys_nr;
 	if (stop_in_call(s, x, &r->regs)) {
 		s->st->dropped_blocked++;
 		return NULL;
@@ -197,9 +204,16 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
 
 	if (nr == PROCFS_GONE)
 		return true; /* its exit waits to be handled: nothing to sample */
-	/* Our own earlier stop turned the sleep into restart_syscall: same block. */
-	if (nr == s->arch->nr_restart_syscall && x->last_sys_nr >= 0 && sp == x->last_sys_sp &&
-	    pc == x->last_sys_pc)
+	/*
+	 * Our own earlier stop turned the sleep into restart_syscall: it is
+	 * the call that stop interrupted (which the tick may not have seen
+	 * blocked: one entered between the tick and the stop), or the same
+	 * block as the last sample's.
+	 */
+	if (nr == s->arch->nr_restart_syscall && x->restart_nr >= 0)
+		nr = x->restart_nr;
+	else if (nr == s->arch->nr_restart_syscall && x->last_sys_nr >= 0 && sp == x->last_sys_sp &&
+		 pc == x->last_sys_pc)
 		nr = x->last_sys_nr;
 	x->blocked_nr = nr;
 	if (nr < 0 || !x->last_stack_id || nr != x->last_sys_nr || sp != x->last_sys_sp ||

@@ -33,6 +33,7 @@ struct smp_thread {
 #define SMP_FD_LAZY (-2)	 /* not opened yet: at its first use (most short threads never) */
 	int syscall_fd;		 /* /proc/PID/task/TID/syscall, opened on first use, -1 */
 	int64_t blocked_nr;	 /* system call it was blocked in when interrupted, -1: none */
+	int64_t restart_nr;	 /* the call its restart_syscall continues, -1: not known */
 	int64_t last_sys_nr;	 /* blocked_nr, sp and pc of its last sample, and its stack */
 	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
 	struct cputime cpu;
