@@ -145,7 +145,7 @@ static size_t list_threads(pid_t pid, struct dump_thread **d, unsigned long *all
 		nr++;
 	}
 	closedir(dir);
-	qsort(*d, nr, sizeof(**d), cmp_tid);
+	xp_sort(*d, nr, sizeof(**d), cmp_tid);
 	return nr;
 }
 
@@ -355,7 +355,7 @@ static int dump_attach(struct tracer *t, pid_t pid, struct dump_thread **d, size
 		describe_thread(pid, &(*d)[*nr]);
 		(*nr)++;
 	}
-	qsort(*d, *nr, sizeof(**d), cmp_tid);
+	xp_sort(*d, *nr, sizeof(**d), cmp_tid);
 	return 0;
 }
 

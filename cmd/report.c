@@ -702,7 +702,7 @@ void report_write_header(const struct profile *p, FILE *out)
 	for (i = 0; i < p->nr_stats; i++)
 		order[i] = i;
 	stat_cmp_profile = p;
-	qsort(order, p->nr_stats, sizeof(*order), stat_cmp);
+	xp_sort(order, p->nr_stats, sizeof(*order), stat_cmp);
 	for (i = 0; i < p->nr_stats; i++)
 		if (i + 1 == p->nr_stats ||
 		    strcmp(p->stats[order[i]].name, p->stats[order[i + 1]].name))

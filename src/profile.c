@@ -841,7 +841,8 @@ static void index_jit_times(struct profile *p)
 
 	for (i = 0; i < p->nr_jitsyms; i++)
 		ord[i] = i;
-	qsort_r(ord, p->nr_jitsyms, sizeof(*ord), cmp_jit_idx, p);
+	if (p->nr_jitsyms > 1)
+		qsort_r(ord, p->nr_jitsyms, sizeof(*ord), cmp_jit_idx, p);
 	for (i = 0; i < p->nr_jitsyms; i++) {
 		const struct profile_jitsym *j = &p->jitsyms[ord[i]];
 		uint64_t end = j->start + j->size < j->start ? UINT64_MAX : j->start + j->size;
@@ -918,10 +919,12 @@ static void index_pids(struct profile *p)
 		pi = &idx->pids[j];
 		if (!pi->nr_procs && !pi->nr_maps)
 			continue;
-		qsort_r(pi->procs, pi->nr_procs, sizeof(*pi->procs), cmp_proc_idx, p);
-		qsort_r(pi->maps, pi->nr_maps, sizeof(*pi->maps), cmp_map_idx, p);
+		if (pi->nr_procs > 1)
+			qsort_r(pi->procs, pi->nr_procs, sizeof(*pi->procs), cmp_proc_idx, p);
+		if (pi->nr_maps > 1)
+			qsort_r(pi->maps, pi->nr_maps, sizeof(*pi->maps), cmp_map_idx, p);
 		pi->nr_times = pi->nr_procs + pi->nr_maps + pi->nr_jit;
-		qsort(pi->times, pi->nr_times, sizeof(*pi->times), cmp_u64);
+		xp_sort(pi->times, pi->nr_times, sizeof(*pi->times), cmp_u64);
 		for (i = 0; i < pi->nr_maps; i++) {
 			uint64_t end = p->maps[pi->maps[i]].end;
 
@@ -950,7 +953,9 @@ static void index_threads(struct profile *p)
 	p->idx->threads = xp_malloc((p->nr_threads + 1) * sizeof(*p->idx->threads));
 	for (i = 0; i < p->nr_threads; i++)
 		p->idx->threads[i] = i;
-	qsort_r(p->idx->threads, p->nr_threads, sizeof(*p->idx->threads), cmp_thread_idx, p);
+	if (p->nr_threads > 1)
+		qsort_r(p->idx->threads, p->nr_threads, sizeof(*p->idx->threads), cmp_thread_idx,
+			p);
 }
 
 static void build_index(struct profile *p)

@@ -953,7 +953,7 @@ static const struct cu_fns *cu_functions(struct sym_module *m, Dwarf_Die *cu)
 	memset(f, 0, sizeof(*f));
 	f->cu = off;
 	collect_fns(cu, f, 0);
-	qsort(f->r, f->nr, sizeof(*f->r), cmp_fn);
+	xp_sort(f->r, f->nr, sizeof(*f->r), cmp_fn);
 	return f;
 }
 
@@ -1346,7 +1346,7 @@ static void read_symbols(struct sym_module *m)
 							 m->plt[k].name,
 							 alias_rank(m->plt[k].name, 2, false)};
 	free(hidden);
-	qsort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
+	xp_sort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
 	for (k = 0; k < m->nr_syms; k++) {
 		uint64_t end = m->syms[k].addr + m->syms[k].size;
 

@@ -83,7 +83,7 @@ static void ranges_sort(struct jit_ranges *rs)
 {
 	size_t i;
 
-	qsort(rs->r, rs->nr, sizeof(*rs->r), cmp_range);
+	xp_sort(rs->r, rs->nr, sizeof(*rs->r), cmp_range);
 	free(rs->max_end);
 	rs->max_end = xp_malloc((rs->nr ? rs->nr : 1) * sizeof(*rs->max_end));
 	for (i = 0; i < rs->nr; i++) {
