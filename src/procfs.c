@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,7 @@ int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc)
 	int i;
 
 	nr = strtoll(buf, &end, 10);
-	if (end == buf)
+	if (end == buf || nr > INT32_MAX)
 		return -1;
 	if (nr < 0) {
 		/* "-1 SP PC" outside a call; "-1 0x0 0x0": it has exited, not reaped yet. */

@@ -42,6 +42,8 @@ static int test_parse_syscall(void)
 	T_ASSERT(procfs_parse_syscall("-1\n", &sp, &pc) == -1);
 	T_ASSERT(procfs_parse_syscall("7 0x1 0x2\n", &sp, &pc) == -1); /* truncated */
 	T_ASSERT(procfs_parse_syscall("", &sp, &pc) == -1);
+	/* No call has a number past 2^31: not a call. */
+	T_ASSERT(procfs_parse_syscall("99999999999 0 0 0 0 0 0 0x10 0x20", &sp, &pc) == -1);
 	return T_OK;
 }
 

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target for the parsers of a task's /proc files (src/procfs.c):
+ * the whole input, as text, through the stat parser (field 39, the CPU),
+ * the schedstat parser and the syscall parser.  Each must stay inside its
+ * text and return only what its contract allows.
+ */
+#include "procfs.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	uint64_t cpu_ns, count, sp, pc;
+	int64_t nr;
+	int cpu;
+
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	cpu = procfs_parse_task_cpu(text);
+	if (cpu < -1)
+		abort();
+	if (procfs_parse_schedstat(text, &cpu_ns, &count) < -1)
+		abort();
+	nr = procfs_parse_syscall(text, &sp, &pc);
+	if (nr < PROCFS_GONE || nr > INT32_MAX)
+		abort();
+	free(text);
+	return 0;
+}
