@@ -122,7 +122,7 @@ record() {
 	rm -f $W/$name.data $W/$name.folded
 	"$RT" "$X" $XPRE record -q -F "$F" $XARGS -o $W/$name.data -- "$@" >$W/$name.out 2>$W/$name.err
 	RC=$?
-	"$X" report -i $W/$name.data --folded -o $W/$name.folded 2>>$W/$name.err ||
+	"$X" report -i $W/$name.data --folded --value samples -o $W/$name.folded 2>>$W/$name.err ||
 		echo "xprof report failed" >>$W/$name.err
 	[ -f $W/$name.folded ] || : >$W/$name.folded
 }
@@ -248,7 +248,7 @@ if want attach; then
 	wait $pid
 	trc=$?
 	exec 3>&-
-	"$X" report -i $W/attach.data --folded -o $W/attach.folded 2>>$W/attach.err || : >$W/attach.folded
+	"$X" report -i $W/attach.data --folded --value samples -o $W/attach.folded 2>>$W/attach.err || : >$W/attach.folded
 	set -- $(count $W/attach.folded main)
 	tot=$1 main=$2
 	pm=$(pct $main $tot)
