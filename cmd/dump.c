@@ -22,6 +22,7 @@
 #include "unwind.h"
 #include "arch.h"
 #include "symbolize.h"
+#include "sorted.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -16,6 +16,7 @@
 #include "profile.h"
 #include "arch.h"
 #include "symbolize.h"
+#include "sorted.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -10,8 +10,6 @@
 #define XPROF_LIB_ERR_H
 
 #include <stdarg.h>
-#include <stddef.h>
-#include <stdlib.h>
 
 /* xprof's exit statuses (record also passes on the command's own). */
 enum xp_exit {
@@ -54,17 +52,6 @@ void *xp_realloc(void *p, unsigned long size);
 /* Grow *@p (element size @elem) so that it holds at least @need elements. */
 void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long elem);
 char *xp_strdup(const char *s);
-
-/*
- * qsort that takes an empty array as it may be, NULL: glibc declares
- * qsort's array nonnull, and UBSan aborts on qsort(NULL, 0, ...).
- */
-static inline void xp_sort(void *base, size_t n, size_t size,
-			   int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, cmp);
-}
 
 /*
  * open(@path, O_RDONLY | O_CLOEXEC), but only if it is a regular file, and

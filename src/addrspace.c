@@ -11,6 +11,7 @@
 #include "module.h"
 #include "err.h"
 #include "targetfs.h"
+#include "sorted.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -154,16 +155,8 @@ static int map_cmp(const void *a, const void *b)
 /* Index of the mapping with the greatest start <= @addr, or @nr if none. */
 static size_t maps_search(const struct xp_map *maps, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = nr;
+	size_t lo = XP_PARTITION_POINT(0, nr, i, maps[i].start <= addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? lo - 1 : nr;
 }
 
@@ -201,8 +194,7 @@ int addrspace_load_text(struct addrspace *as, const char *text)
 		p = nl ? nl + 1 : NULL;
 	}
 	/* The kernel sorts; other text may not.  Drop overlaps, keeping the first. */
-	if (nr > 1) /* never qsort(NULL, 0): the array is declared nonnull */
-		qsort(maps, nr, sizeof(*maps), map_cmp);
+	xp_sort(maps, nr, sizeof(*maps), map_cmp);
 	for (i = 0, keep = 0; i < nr; i++) {
 		if (keep && maps[i].start < maps[keep - 1].end) {
 			free(maps[i].path);

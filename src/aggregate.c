@@ -13,6 +13,7 @@
 #include "hash.h"
 #include "profile.h"
 #include "dataformat.h"
+#include "sorted.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -226,9 +227,7 @@ static void sort_stacks(struct agg *a, uint32_t *new_index)
 
 	for (i = 0; i < a->nr_stacks; i++)
 		perm[i] = (uint32_t)i;
-	/* Never qsort(NULL, 0): glibc declares the array nonnull (UBSan aborts on it). */
-	if (a->nr_stacks > 1)
-		qsort_r(perm, a->nr_stacks, sizeof(*perm), cmp_stack_index, a);
+	xp_sort_r(perm, a->nr_stacks, sizeof(*perm), cmp_stack_index, a);
 	for (i = 0; i < a->nr_stacks; i++) {
 		sorted[i] = a->stacks[perm[i]];
 		if (new_index)
@@ -427,8 +426,7 @@ static void timeline(struct agg *a, const struct profile *p, const size_t *group
 		    s->t, s->weight, new_index[stack_of_group[group_of[i]]], s->tid};
 	}
 	a->nr_samples = n;
-	if (n > 1)
-		qsort(a->samples, n, sizeof(*a->samples), cmp_sample_time);
+	xp_sort(a->samples, n, sizeof(*a->samples), cmp_sample_time);
 }
 
 static unsigned int hex_label(const struct agg_frame_req *req, const char **labels, char *buf,

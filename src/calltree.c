@@ -7,6 +7,7 @@
 #include "calltree.h"
 #include "err.h"
 #include "hash.h"
+#include "sorted.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,7 @@ uint32_t *calltree_children(const struct calltree *t, uint32_t node,
 	for (c = p->first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling)
 		out[n++] = c;
 	if (cmp)
-		qsort_r(out, n, sizeof(*out), cmp, ctx);
+		xp_sort_r(out, n, sizeof(*out), cmp, ctx);
 	*nr = n;
 	return out;
 }

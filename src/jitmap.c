@@ -15,6 +15,7 @@
 #include "targetfs.h"
 #include "hash.h"
 #include "stacktab.h"
+#include "sorted.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -300,16 +301,8 @@ static bool add_entry(struct collect *c, uint64_t start, uint64_t size, uint64_t
 /* The time of the perf-map line that starts at byte @off. */
 static uint64_t perfmap_time(const struct collect *c, uint64_t off)
 {
-	size_t lo = 0, hi = c->nr_chunks;
+	size_t lo = XP_PARTITION_POINT(0, c->nr_chunks, i, c->chunks[i].end <= off);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->chunks[mid].end <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < c->nr_chunks ? c->chunks[lo].t : c->tail_t;
 }
 

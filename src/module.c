@@ -14,6 +14,7 @@
 #include "addrspace.h"
 #include "err.h"
 #include "targetfs.h"
+#include "sorted.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -452,27 +453,18 @@ static void module_load_syms(struct module *mod)
 	}
 	if (dynsym)
 		module_load_symtab(mod, dynsym, &dynsh);
-	if (mod->nr_syms)
-		qsort(mod->syms, mod->nr_syms, sizeof(*mod->syms), sym_cmp);
+	xp_sort(mod->syms, mod->nr_syms, sizeof(*mod->syms), sym_cmp);
 }
 
 int module_symbol(struct module *mod, uint64_t vaddr, const char **name, uint64_t *start,
 		  uint64_t *size)
 {
-	size_t lo = 0, hi, i;
+	size_t lo, i;
 
 	if (!mod->syms_loaded)
 		module_load_syms(mod);
-	hi = mod->nr_syms;
-	/* Last symbol starting at or before vaddr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (mod->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* Last symbol starting at or before vaddr: syms[lo - 1]. */
+	lo = XP_PARTITION_POINT(0, mod->nr_syms, k, mod->syms[k].start <= vaddr);
 	/* Aliases share a start; any of them may carry the size. */
 	for (i = lo; i-- > 0 && mod->syms[i].start == mod->syms[lo - 1].start;) {
 		const struct module_sym *s = &mod->syms[i];

@@ -18,6 +18,7 @@
 #include "out.h"
 #include "aggregate.h"
 #include "err.h"
+#include "sorted.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -153,8 +154,7 @@ static int flat_diff_end(struct out *o)
 	for (i = 0; i < o->info.nr_names; i++)
 		if (fl->fn[i].total_count || fl->fn[i].base_total)
 			rows[nr++] = (uint32_t)i;
-	if (nr > 1)
-		qsort_r(rows, nr, sizeof(*rows), cmp_diff_row, &ds);
+	xp_sort_r(rows, nr, sizeof(*rows), cmp_diff_row, &ds);
 	out_put_diff_header(o);
 	fprintf(o->f, "#%8s %9s %9s %9s %9s %9s  %s\n", "Delta", "Base", "New", "Delta", "Base",
 		"New", "Function");
@@ -196,7 +196,7 @@ static int flat_end(struct out *o)
 	for (i = 0; i < o->info.nr_names; i++)
 		if (fl->fn[i].total_count)
 			rows[nr++] = (uint32_t)i;
-	qsort_r(rows, nr, sizeof(*rows), cmp_row, &fs);
+	xp_sort_r(rows, nr, sizeof(*rows), cmp_row, &fs);
 	fprintf(o->f, "# Samples: %" PRIu64 ", weight: %" PRIu64 "\n#\n", o->info.total_count,
 		o->info.total_weight);
 	fprintf(o->f, "#%8s %9s %9s %9s  %s\n", "Self%", "Total%", "Self", "Total", "Function");

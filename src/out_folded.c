@@ -21,6 +21,7 @@
 #include "out.h"
 #include "aggregate.h"
 #include "err.h"
+#include "sorted.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -90,8 +91,7 @@ static int folded_end(struct out *o)
 	struct folded *fo = o->priv;
 	size_t i, j;
 
-	if (fo->nr > 1) /* never qsort(NULL, 0): the array is declared nonnull */
-		qsort(fo->lines, fo->nr, sizeof(*fo->lines), cmp_line);
+	xp_sort(fo->lines, fo->nr, sizeof(*fo->lines), cmp_line);
 	for (i = 0; i < fo->nr; i = j) {
 		uint64_t value = fo->lines[i].value, base = fo->lines[i].base;
 

@@ -17,6 +17,7 @@
 #include "aggregate.h"
 #include "err.h"
 #include "version.h"
+#include "sorted.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -156,8 +157,7 @@ static int ss_end(struct out *o)
 		}
 	}
 	fputs("]},\n\"profiles\":[", o->f);
-	if (nkeys > 1)
-		qsort_r(keys, nkeys, sizeof(*keys), cmp_key, (void *)o->info.names);
+	xp_sort_r(keys, nkeys, sizeof(*keys), cmp_key, (void *)o->info.names);
 	for (k = 0; k < nkeys; k++)
 		rank[keys[k]] = (uint32_t)k;
 	if (a->samples) {

@@ -11,6 +11,7 @@
 #include "profile.h"
 #include "err.h"
 #include "hash.h"
+#include "sorted.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -841,8 +842,7 @@ static void index_jit_times(struct profile *p)
 
 	for (i = 0; i < p->nr_jitsyms; i++)
 		ord[i] = i;
-	if (p->nr_jitsyms > 1)
-		qsort_r(ord, p->nr_jitsyms, sizeof(*ord), cmp_jit_idx, p);
+	xp_sort_r(ord, p->nr_jitsyms, sizeof(*ord), cmp_jit_idx, p);
 	for (i = 0; i < p->nr_jitsyms; i++) {
 		const struct profile_jitsym *j = &p->jitsyms[ord[i]];
 		uint64_t end = j->start + j->size < j->start ? UINT64_MAX : j->start + j->size;
@@ -919,10 +919,8 @@ static void index_pids(struct profile *p)
 		pi = &idx->pids[j];
 		if (!pi->nr_procs && !pi->nr_maps)
 			continue;
-		if (pi->nr_procs > 1)
-			qsort_r(pi->procs, pi->nr_procs, sizeof(*pi->procs), cmp_proc_idx, p);
-		if (pi->nr_maps > 1)
-			qsort_r(pi->maps, pi->nr_maps, sizeof(*pi->maps), cmp_map_idx, p);
+		xp_sort_r(pi->procs, pi->nr_procs, sizeof(*pi->procs), cmp_proc_idx, p);
+		xp_sort_r(pi->maps, pi->nr_maps, sizeof(*pi->maps), cmp_map_idx, p);
 		pi->nr_times = pi->nr_procs + pi->nr_maps + pi->nr_jit;
 		xp_sort(pi->times, pi->nr_times, sizeof(*pi->times), cmp_u64);
 		for (i = 0; i < pi->nr_maps; i++) {
@@ -953,9 +951,7 @@ static void index_threads(struct profile *p)
 	p->idx->threads = xp_malloc((p->nr_threads + 1) * sizeof(*p->idx->threads));
 	for (i = 0; i < p->nr_threads; i++)
 		p->idx->threads[i] = i;
-	if (p->nr_threads > 1)
-		qsort_r(p->idx->threads, p->nr_threads, sizeof(*p->idx->threads), cmp_thread_idx,
-			p);
+	xp_sort_r(p->idx->threads, p->nr_threads, sizeof(*p->idx->threads), cmp_thread_idx, p);
 }
 
 static void build_index(struct profile *p)
@@ -1021,20 +1017,12 @@ int profile_load_mem(struct profile *p, const void *buf, size_t len, const char 
 const struct profile_process *profile_process_at(const struct profile *p, pid_t pid, uint64_t t)
 {
 	const struct pid_index *pi = pid_find(p, pid);
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!pi || !pi->nr_procs)
 		return NULL;
 	/* First record later than @t; the one before it is the answer. */
-	hi = pi->nr_procs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->procs[pi->procs[mid]].t <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = XP_PARTITION_POINT(0, pi->nr_procs, i, p->procs[pi->procs[i]].t <= t);
 	return &p->procs[pi->procs[lo ? lo - 1 : 0]];
 }
 
@@ -1059,31 +1047,15 @@ const char *profile_comm(const struct profile *p, pid_t pid, uint64_t t)
 const char *profile_thread_comm(const struct profile *p, pid_t tid, uint64_t t)
 {
 	const size_t *order = p->idx ? p->idx->threads : NULL;
-	size_t lo = 0, hi = p->nr_threads, first;
+	size_t lo, first;
 	const struct profile_thread *th;
 
 	if (!order)
 		return NULL;
 	/* The first record of @tid, then the first of @tid later than @t. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->threads[order[mid]].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	first = lo;
-	hi = p->nr_threads;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		th = &p->threads[order[mid]];
-		if (th->tid == tid && th->t <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	first = XP_PARTITION_POINT(0, p->nr_threads, i, p->threads[order[i]].tid < tid);
+	lo = XP_PARTITION_POINT(first, p->nr_threads, i,
+				p->threads[order[i]].tid == tid && p->threads[order[i]].t <= t);
 	if (lo > first)
 		th = &p->threads[order[lo - 1]];
 	else if (first < p->nr_threads && p->threads[order[first]].tid == tid)
@@ -1096,20 +1068,9 @@ const char *profile_thread_comm(const struct profile *p, pid_t tid, uint64_t t)
 uint64_t profile_epoch(const struct profile *p, pid_t pid, uint64_t t)
 {
 	const struct pid_index *pi = pid_find(p, pid);
-	size_t lo = 0, hi;
-
 	if (!pi)
 		return 0;
-	hi = pi->nr_times;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pi->times[mid] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return XP_PARTITION_POINT(0, pi->nr_times, i, pi->times[i] <= t);
 }
 
 /* Whether mapping or process record @a was seen after @b (time, then file order). */
@@ -1125,7 +1086,7 @@ static const struct profile_mapping *find_mapping(const struct profile *p, pid_t
 	const struct profile_mapping *before = NULL, *after = NULL;
 	const struct profile_process *pr;
 	uint64_t gen_start = 0, gen_end = UINT64_MAX;
-	size_t i, lo = 0, hi;
+	size_t i, lo;
 
 	if (!pi)
 		return NULL;
@@ -1140,15 +1101,7 @@ static const struct profile_mapping *find_mapping(const struct profile *p, pid_t
 			gen_end = pr->t;
 	}
 	/* Mappings starting at or below @addr: the last is maps[lo - 1]. */
-	hi = pi->nr_maps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[pi->maps[mid]].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = XP_PARTITION_POINT(0, pi->nr_maps, k, p->maps[pi->maps[k]].start <= addr);
 	/* Walk down while some mapping so far could still reach @addr. */
 	for (i = lo; i-- > 0 && pi->max_end[i] > addr;) {
 		const struct profile_mapping *m = &p->maps[pi->maps[i]];

@@ -6,6 +6,7 @@
 #include "stacktab.h"
 #include "err.h"
 #include "dataformat.h"
+#include "sorted.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,8 +104,7 @@ uint64_t *stacktab_sorted_pcs(const struct stacktab *t, size_t *nr)
 			continue;
 		pcs[n++] = xp_lookup_pc(t->pcs[i], t->flags[i]);
 	}
-	if (n > 1)
-		qsort(pcs, n, sizeof(*pcs), cmp_u64);
+	xp_sort(pcs, n, sizeof(*pcs), cmp_u64);
 	for (i = 0, k = 0; i < n; i++)
 		if (!k || pcs[k - 1] != pcs[i])
 			pcs[k++] = pcs[i];
@@ -114,15 +114,5 @@ uint64_t *stacktab_sorted_pcs(const struct stacktab *t, size_t *nr)
 
 size_t stacktab_lower_bound(const uint64_t *pcs, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pcs[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return XP_PARTITION_POINT(0, nr, i, pcs[i] < addr);
 }

@@ -10,6 +10,7 @@
 #include "ctl.h"
 #include "err.h"
 #include "procfs.h"
+#include "sorted.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -75,16 +76,8 @@ void tracer_release(struct tracer *t)
 /* Threads are kept sorted by tid: lookups by bisection, iteration in order. */
 static unsigned long thread_pos(const struct tracer *t, pid_t tid, bool *found)
 {
-	unsigned long lo = 0, hi = t->nthreads;
+	unsigned long lo = XP_PARTITION_POINT(0, t->nthreads, i, t->threads[i]->tid < tid);
 
-	while (lo < hi) {
-		unsigned long mid = lo + (hi - lo) / 2;
-
-		if (t->threads[mid]->tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*found = lo < t->nthreads && t->threads[lo]->tid == tid;
 	return lo;
 }

@@ -23,6 +23,7 @@
 #include "plt.h"
 #include "err.h"
 #include "hash.h"
+#include "sorted.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -933,17 +934,9 @@ static const struct cu_fns *cu_functions(struct sym_module *m, Dwarf_Die *cu)
 {
 	Dwarf_Off off = dwarf_dieoffset(cu);
 	struct cu_fns *f;
-	size_t lo = 0, hi = m->nr_cus;
-
 	/* Sorted by offset; a module's CUs are few enough for insertion. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = XP_PARTITION_POINT(0, m->nr_cus, i, m->cus[i].cu < off);
 
-		if (m->cus[mid].cu < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < m->nr_cus && m->cus[lo].cu == off)
 		return &m->cus[lo];
 	xp_grow((void **)&m->cus, &m->alloc_cus, m->nr_cus + 1, sizeof(*m->cus));
@@ -961,16 +954,8 @@ static const struct cu_fns *cu_functions(struct sym_module *m, Dwarf_Die *cu)
 static const struct fn_range *fn_at(const struct cu_fns *f, Dwarf_Addr a)
 {
 	const struct fn_range *best = NULL;
-	size_t lo = 0, hi = f->nr, i, n;
+	size_t lo = XP_PARTITION_POINT(0, f->nr, k, f->r[k].lo <= a), i, n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->r[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Functions do not overlap, but look a little further back for nested ones. */
 	for (i = lo, n = 0; i-- > 0 && n < 8; n++)
 		if (a < f->r[i].hi && (!best || f->r[i].hi - f->r[i].lo < best->hi - best->lo))
@@ -1258,8 +1243,7 @@ static size_t read_hidden(Elf *elf, GElf_Addr bias, struct hidden_sym **out)
 		xp_grow((void **)out, &alloc, n + 1, sizeof(**out));
 		(*out)[n++] = (struct hidden_sym){sym.st_value + bias, name};
 	}
-	if (n)
-		qsort(*out, n, sizeof(**out), cmp_hidden);
+	xp_sort(*out, n, sizeof(**out), cmp_hidden);
 	return n ? keep_only_hidden(elf, dyn, ver, &dynsh, count, bias, *out, n) : 0;
 }
 
@@ -1374,19 +1358,11 @@ static const struct sym_sym *find_symbol(struct sym_module *m, uint64_t addr)
 {
 	const struct sym_sym *best = NULL, *label = NULL;
 	uint64_t min_label;
-	size_t lo = 0, hi, i;
+	size_t lo, i;
 
 	if (!m->syms_read)
 		read_symbols(m);
-	hi = m->nr_syms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = XP_PARTITION_POINT(0, m->nr_syms, k, m->syms[k].addr <= addr);
 	if (!lo)
 		return NULL;
 	min_label = m->syms[lo - 1].max_end;

@@ -7,6 +7,7 @@
  */
 #include "jitsyms.h"
 #include "err.h"
+#include "sorted.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,21 +108,13 @@ static const struct jit_range *ranges_find(struct jit_ranges *rs, pid_t pid, uin
 {
 	const struct jit_range *early = NULL;
 	const struct jit_range *best = NULL;
-	size_t lo = 0, hi, i;
+	size_t lo, i;
 
 	if (rs->dirty)
 		ranges_sort(rs);
 	/* Ranges at or before (pid, addr): the last is r[lo - 1]. */
-	hi = rs->nr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct jit_range *m = &rs->r[mid];
-
-		if (m->pid < pid || (m->pid == pid && m->start <= addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = XP_PARTITION_POINT(
+	    0, rs->nr, k, rs->r[k].pid < pid || (rs->r[k].pid == pid && rs->r[k].start <= addr));
 	for (i = lo; i-- > 0 && rs->r[i].pid == pid && rs->max_end[i] > addr;) {
 		const struct jit_range *r = &rs->r[i];
 

@@ -8,6 +8,7 @@
  */
 #include "plt.h"
 #include "err.h"
+#include "sorted.h"
 
 #include <elf.h>
 #include <stdbool.h>
@@ -135,16 +136,8 @@ static int cmp_reloc(const void *a, const void *b)
 
 static const struct plt_reloc *reloc_at(const struct plt_ctx *c, uint64_t slot)
 {
-	size_t lo = 0, hi = c->nr_rel;
+	size_t lo = XP_PARTITION_POINT(0, c->nr_rel, i, c->rel[i].slot < slot);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->rel[mid].slot < slot)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < c->nr_rel && c->rel[lo].slot == slot ? &c->rel[lo] : NULL;
 }
 
@@ -276,8 +269,7 @@ static void scan_words(struct plt_ctx *c, const uint8_t *p, size_t len, uint64_t
 		xp_grow((void **)&hits, &alloc, nr + 1, sizeof(*hits));
 		hits[nr++] = (struct plt_hit){start, slot};
 	}
-	if (nr)
-		qsort(hits, nr, sizeof(*hits), cmp_hit);
+	xp_sort(hits, nr, sizeof(*hits), cmp_hit);
 	for (i = 0; i < nr; i++) {
 		uint64_t end = i + 1 < nr ? hits[i + 1].addr : vaddr + len;
 
@@ -309,7 +301,7 @@ size_t plt_stubs(Elf *elf, struct plt_stub **out)
 	read_relocs(&c);
 	if (!c.nr_rel)
 		return 0;
-	qsort(c.rel, c.nr_rel, sizeof(*c.rel), cmp_reloc);
+	xp_sort(c.rel, c.nr_rel, sizeof(*c.rel), cmp_reloc);
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *d;
 
