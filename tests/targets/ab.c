@@ -18,6 +18,8 @@
  * Exits 0.  The functions are global and noinline so symbol tables name
  * them; each uses its result so no call becomes a tail call.
  */
+#include "target.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline))
-#define UNIT	 20000 /* iterations per call: ~20 us */
+#define UNIT 20000 /* iterations per call: ~20 us */
 /* Same body and alignment in both, so that neither runs faster (see shares.c). */
-#define WORK NOINLINE __attribute__((aligned(64)))
+#define WORK TGT_NOINLINE __attribute__((aligned(64)))
 
 volatile uint64_t sink;
 
@@ -46,24 +47,16 @@ WORK uint64_t hot_b(uint64_t x)
 	return x;
 }
 
-static double clock_now(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-NOINLINE void run_ab(double seconds, unsigned int pct_a, int phases)
+TGT_NOINLINE void run_ab(double seconds, unsigned int pct_a, int phases)
 {
 	clockid_t clock = phases ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID;
-	double start = clock_now(clock), switch_at = start + seconds * pct_a / 100.0;
+	double start = tgt_clock(clock), switch_at = start + seconds * pct_a / 100.0;
 	uint64_t x = 1, seed = 0x9e3779b97f4a7c15ull;
 	unsigned char order[20];
 	unsigned int r, i, j, na = pct_a / 5;
 
 	for (;;) {
-		double now = clock_now(clock);
+		double now = tgt_clock(clock);
 
 		if (now >= start + seconds)
 			break;
@@ -75,7 +68,7 @@ NOINLINE void run_ab(double seconds, unsigned int pct_a, int phases)
 				 * longer than a phase.
 				 */
 				for (i = 0; i < 20; i++)
-					x = clock_now(clock) < switch_at ? hot_a(x) : hot_b(x);
+					x = tgt_clock(clock) < switch_at ? hot_a(x) : hot_b(x);
 				continue;
 			}
 			for (i = 0; i < 20; i++)

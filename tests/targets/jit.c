@@ -16,6 +16,8 @@
  * nothing: the test does.  On another CPU it exits 77 (the machine code is
  * x86-64's; checked with uname(2), so no architecture macro is needed).
  */
+#include "jitdump.h"
+
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,28 +57,11 @@ NOINLINE void run_jitted(spin_fn fn, double secs)
 	__asm__ volatile("" ::: "memory");
 }
 
-static void put32(FILE *f, uint32_t v)
-{
-	fwrite(&v, 4, 1, f);
-}
-
-static void put64(FILE *f, uint64_t v)
-{
-	fwrite(&v, 8, 1, f);
-}
-
-static void prefix(FILE *f, uint32_t id, uint32_t total)
-{
-	put32(f, id);
-	put32(f, total);
-	put64(f, 0);
-}
-
 static void debug_entry(FILE *f, uint64_t addr, int32_t line, const char *file)
 {
-	put64(f, addr);
-	put32(f, (uint32_t)line);
-	put32(f, 0);
+	jd_put64(f, addr);
+	jd_put32(f, (uint32_t)line);
+	jd_put32(f, 0);
 	fwrite(file, strlen(file) + 1, 1, f);
 }
 
@@ -93,31 +78,15 @@ static int write_jitdump(const char *dir, uint64_t code)
 	f = fopen(path, "w+");
 	if (!f)
 		return -1;
-	/* Header: magic, version, size, EM_X86_64, pad, pid, timestamp, flags. */
-	put32(f, 0x4A695444);
-	put32(f, 1);
-	put32(f, 40);
-	put32(f, 62);
-	put32(f, 0);
-	put32(f, (uint32_t)getpid());
-	put64(f, 0);
-	put64(f, 0);
+	jd_header(f, 0);
 	/* Lines before the load they describe, as the specification asks. */
-	prefix(f, 2, (uint32_t)(32 + 3 * 16 + strlen(file) + 1 + 2 * 2));
-	put64(f, code);
-	put64(f, 3);
+	jd_prefix(f, JD_CODE_DEBUG_INFO, (uint32_t)(32 + 3 * 16 + strlen(file) + 1 + 2 * 2), 0);
+	jd_put64(f, code);
+	jd_put64(f, 3);
 	debug_entry(f, code, 1, file);
 	debug_entry(f, code + 4, 2, "\xff");
 	debug_entry(f, code + 9, 3, "\xff");
-	prefix(f, 0, (uint32_t)(56 + strlen(name) + 1 + sizeof(spin_code)));
-	put32(f, (uint32_t)getpid());
-	put32(f, (uint32_t)getpid());
-	put64(f, code);
-	put64(f, code);
-	put64(f, sizeof(spin_code));
-	put64(f, 1);
-	fwrite(name, strlen(name) + 1, 1, f);
-	fwrite(spin_code, sizeof(spin_code), 1, f);
+	jd_code_load(f, 0, code, name, spin_code, sizeof(spin_code), 1);
 	if (fflush(f))
 		return -1;
 	fd = fileno(f);

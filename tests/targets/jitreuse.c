@@ -16,6 +16,9 @@
  * process CPU clock: "truth reuse_a PCT reuse_b PCT".  On another CPU it
  * exits 77 (checked with uname(2), so no architecture macro is needed).
  */
+#include "jitdump.h"
+#include "target.h"
+
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,8 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline))
-
 /* loop(n): push %rbp; mov %rsp,%rbp; 1: dec %rdi; jnz 1b; pop %rbp; ret */
 static const uint8_t spin_a[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xff, 0xcf, 0x75, 0xfb, 0x5d, 0xc3};
 /* The same loop with a nop in it: other code, same place. */
@@ -36,35 +37,17 @@ static const uint8_t spin_b[] = {0x55, 0x48, 0x89, 0xe5, 0x90, 0x48,
 
 typedef void (*spin_fn)(unsigned long n);
 
-static double clock_s(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Runs the JIT code from a real frame for @secs of CPU time; the CPU time it took. */
-NOINLINE double run_jitted(spin_fn fn, double secs)
+TGT_NOINLINE double run_jitted(spin_fn fn, double secs)
 {
-	double start = clock_s(CLOCK_PROCESS_CPUTIME_ID), now = start;
+	double start = tgt_clock(CLOCK_PROCESS_CPUTIME_ID), now = start;
 
 	while (now < start + secs) {
 		fn(200000);
-		now = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+		now = tgt_clock(CLOCK_PROCESS_CPUTIME_ID);
 	}
 	__asm__ volatile("" ::: "memory");
 	return now - start;
-}
-
-static void put32(FILE *f, uint32_t v)
-{
-	fwrite(&v, 4, 1, f);
-}
-
-static void put64(FILE *f, uint64_t v)
-{
-	fwrite(&v, 8, 1, f);
 }
 
 /* A jitdump header: magic, version, size, EM_X86_64, pad, pid, timestamp, flags. */
@@ -77,14 +60,7 @@ static FILE *open_jitdump(const char *dir)
 	f = fopen(path, "w+");
 	if (!f)
 		return NULL;
-	put32(f, 0x4A695444);
-	put32(f, 1);
-	put32(f, 40);
-	put32(f, 62);
-	put32(f, 0);
-	put32(f, (uint32_t)getpid());
-	put64(f, (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9));
-	put64(f, 0);
+	jd_header(f, (uint64_t)(tgt_clock(CLOCK_MONOTONIC) * 1e9));
 	if (fflush(f))
 		return NULL;
 	/* Mapped executable, as perf's agents do, so profilers find it in /proc/PID/maps. */
@@ -103,18 +79,8 @@ static int name_code(FILE *f, int dump, uint8_t *page, const char *name, const u
 		return fflush(f);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	/* JIT_CODE_LOAD: prefix (id, size, time), pid, tid, vma, addr, size, index, name, code. */
-	put32(f, 0);
-	put32(f, (uint32_t)(56 + strlen(name) + 1 + len));
-	put64(f, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-	put32(f, (uint32_t)getpid());
-	put32(f, (uint32_t)getpid());
-	put64(f, (uint64_t)(uintptr_t)page);
-	put64(f, (uint64_t)(uintptr_t)page);
-	put64(f, len);
-	put64(f, index);
-	fwrite(name, strlen(name) + 1, 1, f);
-	fwrite(code, len, 1, f);
+	jd_code_load(f, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+		     (uint64_t)(uintptr_t)page, name, code, len, index);
 	return fflush(f);
 }
 
