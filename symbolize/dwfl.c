@@ -1149,10 +1149,14 @@ static int cmp_sym(const void *a, const void *b)
 	return (x->size > y->size) - (x->size < y->size);
 }
 
-/* A dynamic symbol whose version is hidden (a compat alias): its address and name. */
+/*
+ * A dynamic symbol whose version is hidden (a compat alias): its address
+ * and name.  @hidden is false only while read_hidden sorts it out.
+ */
 struct hidden_sym {
 	uint64_t addr;
 	const char *name;
+	bool hidden;
 };
 
 static int cmp_hidden(const void *a, const void *b)
@@ -1165,43 +1169,12 @@ static int cmp_hidden(const void *a, const void *b)
 }
 
 /*
- * Drop from the sorted @h the names that a default version defines at the
- * same address too: glibc's clock_gettime is both clock_gettime@GLIBC_2.2.5
- * (hidden) and clock_gettime@@GLIBC_2.17, and the name is the public one.
- * Returns how many entries remain.
- */
-static size_t keep_only_hidden(Elf *elf, Elf_Data *dyn, Elf_Data *ver, const GElf_Shdr *dynsh,
-			       size_t count, GElf_Addr bias, struct hidden_sym *h, size_t n)
-{
-	bool *drop = xp_calloc(n, sizeof(*drop));
-	size_t i, kept = 0;
-
-	for (i = 1; i < count && i < ver->d_size / 2 && i <= INT32_MAX; i++) {
-		struct hidden_sym key, *hit;
-		GElf_Versym vs;
-		GElf_Sym sym;
-
-		if (!gelf_getversym(ver, (int)i, &vs) || (vs & 0x8000) ||
-		    !gelf_getsym(dyn, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-			continue;
-		key.addr = sym.st_value + bias;
-		key.name = elf_strptr(elf, dynsh->sh_link, sym.st_name);
-		if (!key.name || !*key.name)
-			continue;
-		hit = bsearch(&key, h, n, sizeof(*h), cmp_hidden);
-		if (hit)
-			drop[hit - h] = true;
-	}
-	for (i = 0; i < n; i++)
-		if (!drop[i])
-			h[kept++] = h[i];
-	free(drop);
-	return kept;
-}
-
-/*
- * The dynamic symbols of @elf whose .gnu.version entry is hidden (cfree of
- * glibc 2.26 and later: callable by old binaries only), sorted.
+ * The dynamic symbols whose version is hidden, sorted, less the names that
+ * a default version defines at the same address too: glibc's clock_gettime
+ * is both clock_gettime@GLIBC_2.2.5 (hidden) and clock_gettime@@GLIBC_2.17,
+ * and the name is the public one.  One pass over .dynsym gathers every
+ * defined, versioned name; a name is kept if every version of it at that
+ * address is hidden.  Returns how many.
  */
 static size_t read_hidden(Elf *elf, GElf_Addr bias, struct hidden_sym **out)
 {
@@ -1209,7 +1182,7 @@ static size_t read_hidden(Elf *elf, GElf_Addr bias, struct hidden_sym **out)
 	Elf_Data *dyn, *ver;
 	GElf_Shdr sh, dynsh = {0};
 	unsigned long alloc = 0;
-	size_t n = 0, i, count;
+	size_t n = 0, kept = 0, i, j, count;
 
 	*out = NULL;
 	while (elf && (scn = elf_nextscn(elf, scn))) {
@@ -1234,22 +1207,31 @@ static size_t read_hidden(Elf *elf, GElf_Addr bias, struct hidden_sym **out)
 		GElf_Sym sym;
 		const char *name;
 
-		if (!gelf_getversym(ver, (int)i, &vs) || !(vs & 0x8000) ||
-		    !gelf_getsym(dyn, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+		if (!gelf_getversym(ver, (int)i, &vs) || !gelf_getsym(dyn, (int)i, &sym) ||
+		    sym.st_shndx == SHN_UNDEF)
 			continue;
 		name = elf_strptr(elf, dynsh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
 		xp_grow((void **)out, &alloc, n + 1, sizeof(**out));
-		(*out)[n++] = (struct hidden_sym){sym.st_value + bias, name};
+		(*out)[n++] = (struct hidden_sym){sym.st_value + bias, name, (vs & 0x8000) != 0};
 	}
 	xp_sort(*out, n, sizeof(**out), cmp_hidden);
-	return n ? keep_only_hidden(elf, dyn, ver, &dynsh, count, bias, *out, n) : 0;
+	/* Each run of one address and name: kept once, if hidden in every version. */
+	for (i = 0; i < n; i = j) {
+		bool all_hidden = true;
+
+		for (j = i; j < n && !cmp_hidden(&(*out)[i], &(*out)[j]); j++)
+			all_hidden = all_hidden && (*out)[j].hidden;
+		if (all_hidden)
+			(*out)[kept++] = (*out)[i];
+	}
+	return kept;
 }
 
 static bool is_hidden(const struct hidden_sym *h, size_t nr, uint64_t addr, const char *name)
 {
-	struct hidden_sym key = {addr, name};
+	struct hidden_sym key = {addr, name, true};
 
 	return nr && bsearch(&key, h, nr, sizeof(*h), cmp_hidden);
 }
