@@ -239,6 +239,7 @@ const struct xp_arch xp_arch_aarch64 = {
     .fp_off_cfa = 16,
     .min_call_len = 4,
     .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
+    .unw_pc_reg = 32,
     .reg_name = aarch64_reg_name,
     .strip_pc = aarch64_strip_pc,
     .regs_read = aarch64_regs_read,

@@ -89,6 +89,11 @@ struct xp_arch {
 	 * as, so it is the same block as the call it continues.
 	 */
 	uint16_t nr_restart_syscall;
+	/*
+	 * libunwind's number for the pc (UNW_X86_64_RIP, UNW_AARCH64_PC,
+	 * UNW_RISCV_PC); its numbers below 32 are the DWARF ones.
+	 */
+	uint16_t unw_pc_reg;
 	const char *(*reg_name)(unsigned int dwarf_reg);
 	/* Remove pointer-authentication (or other) tag bits from a code address. */
 	uint64_t (*strip_pc)(const struct xp_regs *regs, uint64_t pc);

@@ -169,6 +169,7 @@ const struct xp_arch xp_arch_riscv64 = {
     .fp_off_cfa = 0,
     .min_call_len = 2, /* c.jalr */
     .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
+    .unw_pc_reg = 64,
     .reg_name = riscv64_reg_name,
     .strip_pc = riscv64_strip_pc,
     .regs_read = riscv64_regs_read,

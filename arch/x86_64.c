@@ -235,6 +235,7 @@ const struct xp_arch xp_arch_x86_64 = {
     .fp_off_cfa = 16,
     .min_call_len = 2, /* call *%rax: ff d0 */
     .nr_restart_syscall = 219,
+    .unw_pc_reg = 16,
     .reg_name = x86_64_reg_name,
     .strip_pc = x86_64_strip_pc,
     .regs_read = x86_64_regs_read,

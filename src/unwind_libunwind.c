@@ -154,21 +154,6 @@ static int lu_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, 
 	return 0;
 }
 
-/* libunwind's number of the pc (libunwind-<arch>.h), by ELF machine; -1 if unknown. */
-static int lu_pc_reg(uint16_t e_machine)
-{
-	switch (e_machine) {
-	case 62: /* EM_X86_64 */
-		return 16;
-	case 183: /* EM_AARCH64 */
-		return 32;
-	case 243: /* EM_RISCV */
-		return 64;
-	default:
-		return -1;
-	}
-}
-
 static int lu_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
 			 void *arg)
 {
@@ -178,7 +163,7 @@ static int lu_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val,
 	(void)arg;
 	if (write || !lu_cur || reg < 0)
 		return -UNW_EBADREG;
-	if (reg == lu_pc_reg(lu_cur->arch->e_machine))
+	if (reg == lu_cur->arch->unw_pc_reg)
 		dwarf = lu_cur->arch->dwarf_pc;
 	else if (reg < 32)
 		dwarf = (unsigned int)reg;
