@@ -21,6 +21,7 @@
 #include "opt.h"
 #include "out.h"
 #include "cmd/cmd.h"
+#include "cmd/common.h"
 
 #include <errno.h>
 #include <math.h>
@@ -120,6 +121,16 @@ static int parse_result_ok(int r)
 	return r == 0 || r == 2 || r == XP_PARSE_HELP;
 }
 
+/* How many words a NULL-terminated choice table holds: its values are 0..n-1. */
+static int nchoices(const char *const *choices)
+{
+	int n = 0;
+
+	while (choices[n])
+		n++;
+	return n;
+}
+
 static void check_record(int argc, char **argv)
 {
 	struct record_opts o = {
@@ -131,8 +142,9 @@ static void check_record(int argc, char **argv)
 	if (r)
 		return;
 	if (o.freq_hz < 1 || o.freq_hz > XP_MAX_FREQ || o.max_depth < 1 || o.max_depth > 65536 ||
-	    o.call_graph < 0 || o.call_graph > 2 || o.mode < 0 || o.mode > 1 || !o.output ||
-	    !*o.output || (o.duration_ns && (o.duration_ns < NS_MIN || o.duration_ns > NS_MAX)))
+	    o.call_graph < 0 || o.call_graph >= nchoices(common_call_graph_choices) || o.mode < 0 ||
+	    o.mode >= nchoices(common_mode_choices) || !o.output || !*o.output ||
+	    (o.duration_ns && (o.duration_ns < NS_MIN || o.duration_ns > NS_MAX)))
 		abort();
 	/* The command: at least one word, inside argv, NULL-terminated. */
 	if (o.argc < 1 || o.argc >= argc || o.argv != argv + (argc - o.argc) || o.argv[o.argc])
@@ -155,7 +167,9 @@ static void check_attach(int argc, char **argv)
 	if (r)
 		return;
 	if (o.npids < 1 || o.npids > XP_MAX_PIDS || o.rec.freq_hz < 1 ||
-	    o.rec.freq_hz > XP_MAX_FREQ)
+	    o.rec.freq_hz > XP_MAX_FREQ || o.rec.call_graph < 0 ||
+	    o.rec.call_graph >= nchoices(common_call_graph_choices) || o.rec.mode < 0 ||
+	    o.rec.mode >= nchoices(common_mode_choices))
 		abort();
 	/* A list of numbers: no empty element, so nothing to guess about. */
 	if (!o.pids || o.pids[0] == ',' || strstr(o.pids, ",,") ||
