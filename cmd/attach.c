@@ -40,8 +40,8 @@ static const struct xp_cmd_help attach_help = {
 int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 {
 	struct xp_option o[16] = {
-	    {'p', "pid", XP_OPT_STRING, &opts->pids, "<pid>[,<pid>...]",
-	     "processes to profile (every thread of each)", 0, 0, 0, NULL},
+	    XP_OPTION_STRING('p', "pid", &opts->pids, "<pid>[,<pid>...]",
+			     "processes to profile (every thread of each)"),
 	};
 	const char *p;
 	size_t n;
@@ -50,7 +50,7 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	n = 1 + common_record_options(o + 1, &opts->rec,
 				      "stop after this long (500ms, 30s, 2m, 1h; default: until "
 				      "Ctrl-C or the targets exit)");
-	o[n] = (struct xp_option){0};
+	o[n] = (struct xp_option)XP_OPTION_END();
 	first = xp_parse_options(argc, argv, o, &attach_help, 0);
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;

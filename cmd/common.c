@@ -56,34 +56,31 @@ static int write_meta(struct df_writer *w, int argc, char **argv)
 size_t common_record_options(struct xp_option *o, struct record_opts *ro, const char *duration_help)
 {
 	const struct xp_option table[COMMON_RECORD_OPTIONS] = {
-	    {'F', "freq", XP_OPT_UINT, &ro->freq_hz, "<hz>",
-	     "samples per second per thread (default 999)", 1, XP_MAX_FREQ, 0, NULL},
-	    {'o', "output", XP_OPT_STRING, &ro->output, "<file>",
-	     "write the data here (default xprof.data)", 0, 0, 0, NULL},
-	    {'d', "duration", XP_OPT_DURATION, &ro->duration_ns, "<time>", duration_help, 0, 0, 0,
-	     NULL},
-	    {'g', "call-graph", XP_OPT_CHOICE, &ro->call_graph, "<auto|fp|dwarf|libunwind|check>",
-	     "how to walk stacks (default auto: frame pointers, CFI where missing)", 0, 0, 0,
-	     common_call_graph_choices},
-	    {0, "max-depth", XP_OPT_UINT, &ro->max_depth, "<n>",
-	     "deepest stack kept, in frames (default 1024)", 1, XP_MAX_DEPTH, 0, NULL},
-	    {0, "mode", XP_OPT_CHOICE, &ro->mode, "<cpu|wall>",
-	     "cpu: threads on CPU, weighted by CPU time (default); wall: every thread", 0, 0, 0,
-	     common_mode_choices},
-	    {0, "no-follow", XP_OPT_FLAG, &ro->no_follow, NULL,
-	     "do not follow forked child processes", 0, 0, 0, NULL},
-	    {0, "no-poll-idle", XP_OPT_FLAG, &ro->no_poll_idle, NULL,
-	     "let idle CPUs sleep (default: keep them polling, shorter stops; needs root)", 0, 0, 0,
-	     NULL},
-	    {0, "interrupt-from-any-cpu", XP_OPT_FLAG, &ro->any_cpu, NULL,
-	     "do not move to a running thread's CPU to interrupt it (samples then skid "
-	     "into system calls)",
-	     0, 0, 0, NULL},
-	    {'r', "realtime", XP_OPT_UINT, &ro->rt_priority, "<prio>",
-	     "sample at this SCHED_RR priority, 0: normal priority (default 1; needs root)", 0, 99,
-	     0, NULL},
-	    {'q', "quiet", XP_OPT_SET_INT, &ro->quiet, NULL, "no status line or summary", 0, 0, 1,
-	     NULL},
+	    XP_OPTION_UINT('F', "freq", &ro->freq_hz, "<hz>", 1, XP_MAX_FREQ,
+			   "samples per second per thread (default 999)"),
+	    XP_OPTION_STRING('o', "output", &ro->output, "<file>",
+			     "write the data here (default xprof.data)"),
+	    XP_OPTION_DURATION('d', "duration", &ro->duration_ns, "<time>", duration_help),
+	    XP_OPTION_CHOICE(
+		'g', "call-graph", &ro->call_graph, "<auto|fp|dwarf|libunwind|check>",
+		common_call_graph_choices,
+		"how to walk stacks (default auto: frame pointers, CFI where missing)"),
+	    XP_OPTION_UINT(0, "max-depth", &ro->max_depth, "<n>", 1, XP_MAX_DEPTH,
+			   "deepest stack kept, in frames (default 1024)"),
+	    XP_OPTION_CHOICE(0, "mode", &ro->mode, "<cpu|wall>", common_mode_choices,
+			     "cpu: threads on CPU, weighted by CPU time (default); wall: every "
+			     "thread"),
+	    XP_OPTION_FLAG(0, "no-follow", &ro->no_follow, "do not follow forked child processes"),
+	    XP_OPTION_FLAG(0, "no-poll-idle", &ro->no_poll_idle,
+			   "let idle CPUs sleep (default: keep them polling, shorter stops; needs "
+			   "root)"),
+	    XP_OPTION_FLAG(0, "interrupt-from-any-cpu", &ro->any_cpu,
+			   "do not move to a running thread's CPU to interrupt it (samples then "
+			   "skid into system calls)"),
+	    XP_OPTION_UINT('r', "realtime", &ro->rt_priority, "<prio>", 0, 99,
+			   "sample at this SCHED_RR priority, 0: normal priority (default 1; needs "
+			   "root)"),
+	    XP_OPTION_SET_INT('q', "quiet", &ro->quiet, 1, "no status line or summary"),
 	};
 
 	memcpy(o, table, sizeof(table));

@@ -55,27 +55,15 @@ static const struct xp_cmd_help dump_help = {
 int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
 {
 	const struct xp_option options[] = {
-	    {.short_name = 'p',
-	     .long_name = "pid",
-	     .type = XP_OPT_STRING,
-	     .value = &opts->pid_arg,
-	     .argh = "<pid>",
-	     .help = "the process to dump (every thread of it)"},
-	    {.short_name = 'g',
-	     .long_name = "call-graph",
-	     .type = XP_OPT_CHOICE,
-	     .value = &opts->call_graph,
-	     .argh = "<auto|fp|dwarf|libunwind|check>",
-	     .help = "how to walk stacks (default auto: frame pointers, CFI where missing)",
-	     .choices = common_call_graph_choices},
-	    {.long_name = "max-depth",
-	     .type = XP_OPT_UINT,
-	     .value = &opts->max_depth,
-	     .argh = "<n>",
-	     .help = "deepest stack shown, in frames (default 1024)",
-	     .min = 1,
-	     .max = XP_MAX_DEPTH},
-	    {.type = XP_OPT_END},
+	    XP_OPTION_STRING('p', "pid", &opts->pid_arg, "<pid>",
+			     "the process to dump (every thread of it)"),
+	    XP_OPTION_CHOICE(
+		'g', "call-graph", &opts->call_graph, "<auto|fp|dwarf|libunwind|check>",
+		common_call_graph_choices,
+		"how to walk stacks (default auto: frame pointers, CFI where missing)"),
+	    XP_OPTION_UINT(0, "max-depth", &opts->max_depth, "<n>", 1, XP_MAX_DEPTH,
+			   "deepest stack shown, in frames (default 1024)"),
+	    XP_OPTION_END(),
 	};
 	uint64_t v;
 	int first = xp_parse_options(argc, argv, options, &dump_help, 0);

@@ -53,7 +53,7 @@ int record_parse_args(int argc, char **argv, struct record_opts *opts)
 	n = common_record_options(o, opts,
 				  "stop sampling after this long (500ms, 30s, 2m, 1h); "
 				  "the command runs on");
-	o[n] = (struct xp_option){0};
+	o[n] = (struct xp_option)XP_OPTION_END();
 	first = xp_parse_options(argc, argv, o, &record_help, XP_PARSE_STOP_AT_NON_OPTION);
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;

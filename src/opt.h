@@ -21,8 +21,8 @@ enum xp_opt_type {
 	XP_OPT_STRING,	 /* const char **value = optarg */
 	XP_OPT_UINT,	 /* uint64_t *value, checked against [min, max] */
 	XP_OPT_DURATION, /* uint64_t *value in ns: "500ms", "30s", "2m", "1h", "2.5" (seconds) */
-	XP_OPT_CHOICE,   /* int *value = index of optarg in .choices */
-	XP_OPT_PERCENT,  /* double *value in [0, 100] */
+	XP_OPT_CHOICE,	 /* int *value = index of optarg in .choices */
+	XP_OPT_PERCENT,	 /* double *value in [0, 100] */
 	/* struct xp_strlist *value: each occurrence appended, in order */
 	XP_OPT_STRING_LIST,
 };
@@ -45,6 +45,54 @@ struct xp_option {
 	int intval;		    /* XP_OPT_SET_INT */
 	const char *const *choices; /* XP_OPT_CHOICE, NULL-terminated */
 };
+
+/*
+ * One line per option in a table (git's OPT_STRING and friends): each
+ * macro is the initializer of one struct xp_option of its type.  @s is the
+ * short name (0: long only), @l the long name, @v the variable the type
+ * above says, @a the argument's name in the help ("<file>"), @h the help line.
+ */
+#define XP_OPTION_FLAG(s, l, v, h)                                                                 \
+	{                                                                                          \
+		.short_name = (s), .long_name = (l), .type = XP_OPT_FLAG, .value = (v),            \
+		.help = (h)                                                                        \
+	}
+#define XP_OPTION_SET_INT(s, l, v, i, h)                                                           \
+	{                                                                                          \
+		.short_name = (s), .long_name = (l), .type = XP_OPT_SET_INT, .value = (v),         \
+		.help = (h), .intval = (i)                                                         \
+	}
+#define XP_OPTION_COUNT(s, l, v, h)                                                                \
+	{                                                                                          \
+		.short_name = (s), .long_name = (l), .type = XP_OPT_COUNT, .value = (v),           \
+		.help = (h)                                                                        \
+	}
+#define XP_OPTION_STRING(s, l, v, a, h)	     XP_OPTION_ARG_(XP_OPT_STRING, s, l, v, a, h)
+#define XP_OPTION_DURATION(s, l, v, a, h)    XP_OPTION_ARG_(XP_OPT_DURATION, s, l, v, a, h)
+#define XP_OPTION_PERCENT(s, l, v, a, h)     XP_OPTION_ARG_(XP_OPT_PERCENT, s, l, v, a, h)
+#define XP_OPTION_STRING_LIST(s, l, v, a, h) XP_OPTION_ARG_(XP_OPT_STRING_LIST, s, l, v, a, h)
+/* A number in [@lo, @hi]. */
+#define XP_OPTION_UINT(s, l, v, a, lo, hi, h)                                                      \
+	{                                                                                          \
+		.short_name = (s), .long_name = (l), .type = XP_OPT_UINT, .value = (v),            \
+		.argh = (a), .help = (h), .min = (lo), .max = (hi)                                 \
+	}
+/* One of the NULL-terminated choices @c. */
+#define XP_OPTION_CHOICE(s, l, v, a, c, h)                                                         \
+	{                                                                                          \
+		.short_name = (s), .long_name = (l), .type = XP_OPT_CHOICE, .value = (v),          \
+		.argh = (a), .help = (h), .choices = (c)                                           \
+	}
+#define XP_OPTION_END()                                                                            \
+	{                                                                                          \
+		.type = XP_OPT_END                                                                 \
+	}
+/* The shape of the types that take an argument and nothing else. */
+#define XP_OPTION_ARG_(t, s, l, v, a, h)                                                           \
+	{                                                                                          \
+		.short_name = (s), .long_name = (l), .type = (t), .value = (v), .argh = (a),       \
+		.help = (h)                                                                        \
+	}
 
 struct xp_cmd_help {
 	const char *name;	  /* "record" */
