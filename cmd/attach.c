@@ -43,7 +43,6 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	    XP_OPTION_STRING('p', "pid", &opts->pids, "<pid>[,<pid>...]",
 			     "processes to profile (every thread of each)"),
 	};
-	const char *p;
 	size_t n;
 	int first;
 
@@ -63,34 +62,7 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 				      argv[first]);
 	if (!opts->pids)
 		return xp_usage_error(&attach_help, "no process given: use -p <pid>");
-	opts->npids = 0;
-	/* Every comma separates two pids: "1,,2" and "1," are refused too. */
-	for (p = opts->pids;; p++) {
-		char num[24];
-		size_t len = strcspn(p, ",");
-		uint64_t v;
-
-		if (opts->npids >= XP_MAX_PIDS)
-			return xp_usage_error(&attach_help,
-					      "too many process ids for -p, --pid "
-					      "(at most %d)",
-					      XP_MAX_PIDS);
-		if (len == 0 || len >= sizeof(num))
-			return xp_usage_error(&attach_help, "invalid value '%s' for -p, --pid "
-					      "(expected a list of process ids)", opts->pids);
-		memcpy(num, p, len);
-		num[len] = 0;
-		if (xp_parse_u64(num, 1, 0x3fffffff, &v))
-			return xp_usage_error(&attach_help,
-					      "invalid value '%s' for -p, --pid "
-					      "(expected a process id)",
-					      num);
-		opts->pid[opts->npids++] = (pid_t)v;
-		p += len;
-		if (!*p)
-			break;
-	}
-	return XP_EXIT_OK;
+	return common_parse_pids(&attach_help, opts->pids, opts->pid, &opts->npids);
 }
 
 int cmd_attach(int argc, char **argv)

@@ -19,6 +19,7 @@ int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #define XP_DEFAULT_FREQ	     999
@@ -33,6 +34,7 @@ struct record_opts {
 	int call_graph; /* enum unwind_mode */
 	uint64_t max_depth;
 	uint64_t duration_ns; /* 0: until the command exits */
+	uint64_t flush_ns;    /* 0: SAMPLER_FLUSH_NS */
 	int mode;	      /* enum sampler_mode */
 	bool no_follow;
 	bool no_poll_idle;
@@ -106,6 +108,17 @@ struct report_opts {
 
 /* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
 int report_parse_args(int argc, char **argv, struct report_opts *opts);
+
+struct profile;
+struct agg;
+struct agg_opts;
+/*
+ * Aggregate the samples of @p that @ao keeps into @a (agg_init'ed), each
+ * frame named as 'xprof report' with @opts names it (the format in @opts
+ * decides whether source lines are loaded).  For the live view of top.
+ */
+void report_aggregate(const struct report_opts *opts, const struct profile *p,
+		      const struct agg_opts *ao, struct agg *a);
 
 struct dump_opts {
 	const char *pid_arg; /* -p as given */

@@ -26,8 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", "libunwind", "check",
-						  NULL};
+const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", "libunwind", "check", NULL};
 const char *const common_mode_choices[] = {"cpu", "wall", NULL};
 
 static int write_meta(struct df_writer *w, int argc, char **argv)
@@ -80,11 +79,49 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	    XP_OPTION_UINT('r', "realtime", &ro->rt_priority, "<prio>", 0, 99,
 			   "sample at this SCHED_RR priority, 0: normal priority (default 1; needs "
 			   "root)"),
+	    XP_OPTION_DURATION(0, "flush", &ro->flush_ns, "<time>",
+			       "write the data file out at least this often (default 1s), for a "
+			       "reader of the growing file"),
 	    XP_OPTION_SET_INT('q', "quiet", &ro->quiet, 1, "no status line or summary"),
 	};
 
 	memcpy(o, table, sizeof(table));
 	return COMMON_RECORD_OPTIONS;
+}
+
+int common_parse_pids(const struct xp_cmd_help *help, const char *list, pid_t *pid,
+		      unsigned int *npids)
+{
+	const char *p;
+
+	*npids = 0;
+	/* Every comma separates two pids: "1,,2" and "1," are refused too. */
+	for (p = list;; p++) {
+		char num[24];
+		size_t len = strcspn(p, ",");
+		uint64_t v;
+
+		if (*npids >= XP_MAX_PIDS)
+			return xp_usage_error(
+			    help, "too many process ids for -p, --pid (at most %d)", XP_MAX_PIDS);
+		if (len == 0 || len >= sizeof(num))
+			return xp_usage_error(help,
+					      "invalid value '%s' for -p, --pid (expected a list "
+					      "of process ids)",
+					      list);
+		memcpy(num, p, len);
+		num[len] = 0;
+		if (xp_parse_u64(num, 1, 0x3fffffff, &v))
+			return xp_usage_error(help,
+					      "invalid value '%s' for -p, --pid (expected a "
+					      "process id)",
+					      num);
+		pid[(*npids)++] = (pid_t)v;
+		p += len;
+		if (!*p)
+			break;
+	}
+	return XP_EXIT_OK;
 }
 
 struct df_writer *common_open_output(const char *path, int argc, char **argv)
@@ -117,6 +154,7 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 	    .unwind = (enum unwind_mode)ro->call_graph,
 	    .max_depth = (unsigned int)ro->max_depth,
 	    .duration_ns = ro->duration_ns,
+	    .flush_ns = ro->flush_ns ? ro->flush_ns : SAMPLER_FLUSH_NS,
 	    .mode = (enum sampler_mode)ro->mode,
 	    .kind = (enum sampler_kind)kind,
 	    .stack_bytes = SAMPLER_STACK_BYTES,
@@ -183,11 +221,11 @@ void common_print_summary(const struct sampler_opts *o, const struct sampler_sta
 		human_bytes(bytes, size, sizeof(size)),
 		capture_summary(&st->capture, capture, sizeof(capture)));
 	if (st->unwind_checked)
-		fprintf(stderr,
-			"xprof: unwind check: libunwind disagreed on %llu of %llu stacks (%.1f%%)\n",
-			(unsigned long long)st->unwind_differ,
-			(unsigned long long)st->unwind_checked,
-			100.0 * (double)st->unwind_differ / (double)st->unwind_checked);
+		fprintf(
+		    stderr,
+		    "xprof: unwind check: libunwind disagreed on %llu of %llu stacks (%.1f%%)\n",
+		    (unsigned long long)st->unwind_differ, (unsigned long long)st->unwind_checked,
+		    100.0 * (double)st->unwind_differ / (double)st->unwind_checked);
 }
 
 static int read_int_file(const char *path, int *out)

@@ -29,7 +29,7 @@ struct xp_option;
  * what -d means for the command.  Returns how many entries were written (at
  * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 11
+#define COMMON_RECORD_OPTIONS 12
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
 
@@ -51,6 +51,15 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 /* The one-paragraph summary on stderr (unless -q). */
 void common_print_summary(const struct sampler_opts *o, const struct sampler_stats *st,
 			  const struct tracer *t, const char *output, uint64_t bytes);
+
+struct xp_cmd_help;
+/*
+ * Parse a -p list ("4242" or "4242,4243"; at most XP_MAX_PIDS, each in
+ * 1..2^30-1, no empty element) into @pid[] and *@npids.  0, or 2 after a
+ * usage error of @help's command (printed).
+ */
+int common_parse_pids(const struct xp_cmd_help *help, const char *list, pid_t *pid,
+		      unsigned int *npids);
 
 /*
  * 0 when @pid looks traceable, else -1 after an error: it is xprof itself,

@@ -394,6 +394,15 @@ static struct symbolizer *new_symbolizer(const struct report_opts *opts, const s
 	return s;
 }
 
+void report_aggregate(const struct report_opts *opts, const struct profile *p,
+		      const struct agg_opts *ao, struct agg *a)
+{
+	struct resolver r = {p, new_symbolizer(opts, p), NULL};
+
+	agg_build_opts(a, p, ao, resolve_frame, &r);
+	symbolizer_free(r.sym);
+}
+
 /* What the writers are told about the profile besides its stacks. */
 static void fill_out_opts(const struct report_opts *opts, const struct profile *p,
 			  struct out_opts *oo)

@@ -373,6 +373,8 @@ static void group_samples(struct groups *gs, struct agg *a, const struct profile
 
 		if (group_of)
 			group_of[i] = SIZE_MAX;
+		if (i < o->first_sample)
+			continue;
 		if (!sample_wanted(p, o, s)) {
 			a->filtered_count++;
 			a->filtered_weight += s->weight;

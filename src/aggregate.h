@@ -141,6 +141,12 @@ struct agg_opts {
 	size_t nr_comms;
 	bool time_range;
 	uint64_t t_from, t_to;
+	/*
+	 * Samples before this index of profile.samples (file order) are not
+	 * looked at, nor counted as filtered: for a live view that reads a
+	 * growing file again and wants what came since.
+	 */
+	size_t first_sample;
 };
 
 struct agg {

@@ -28,6 +28,7 @@ static const struct cmd_struct commands[] = {
     {"help", cmd_help, "show help for xprof or one of its commands"},
     {"record", cmd_record, "run a command and profile it until it exits"},
     {"report", cmd_report, "read a data file and print the profile"},
+    {"top", cmd_top, "show the hottest functions of running processes, live"},
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -52,7 +53,8 @@ static void print_main_help(FILE *f)
 	      "    xprof report                     # functions by self time\n"
 	      "    xprof report --flamegraph -o app.html\n"
 	      "    xprof attach -p 4242 -d 30s      # 30 s of a running process\n"
-	      "    xprof dump -p 4242               # its stacks, right now\n\n"
+	      "    xprof dump -p 4242               # its stacks, right now\n"
+	      "    xprof top -p 4242                # its hottest functions, live\n\n"
 	      "See 'xprof help <command>' for one command.\n",
 	      f);
 }

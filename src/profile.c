@@ -521,6 +521,8 @@ static bool rest_is_zero(struct rd *r)
 static void tail_cut(struct rd *r, uint64_t rec_off, const char *what)
 {
 	r->p->truncated = true;
+	if (r->p->live)
+		return;
 	xp_warn("'%s' is truncated at offset %llu (%s); using the %llu records before it",
 		r->p->name, (unsigned long long)rec_off, what, (unsigned long long)r->p->records);
 }

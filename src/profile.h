@@ -142,6 +142,11 @@ struct profile {
 	uint64_t total_weight;	 /* sum of the weights of samples[] */
 	uint64_t good_bytes;	 /* the file is used up to this offset */
 	bool truncated;		 /* the tail after good_bytes was cut or corrupt */
+	/*
+	 * Set before reading a file that is still being written (a live
+	 * view): a cut tail is then expected, and not warned about.
+	 */
+	bool live;
 
 	struct profile_index *idx; /* lookup tables, built after loading */
 };

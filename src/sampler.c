@@ -553,7 +553,7 @@ static bool loop_once(struct sampler *s)
 		s->st->end = SAMPLER_END_DURATION;
 		return false;
 	}
-	if (now - s->last_flush >= 1000000000ull) {
+	if (now - s->last_flush >= s->o->flush_ns) {
 		smp_refresh_names(s);
 		smp_check_write(s, df_writer_flush(s->w));
 		s->last_flush = now;

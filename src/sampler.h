@@ -42,6 +42,7 @@ struct sampler_opts {
 	enum unwind_mode unwind;
 	unsigned int max_depth;
 	uint64_t duration_ns; /* 0: no limit */
+	uint64_t flush_ns;    /* write the data file out at least this often (> 0) */
 	enum sampler_mode mode;
 	enum sampler_kind kind;
 	size_t stack_bytes; /* most bytes copied from SP per sample */
@@ -57,6 +58,7 @@ struct sampler_opts {
 #define SAMPLER_SPIN_NS	      100000
 #define SAMPLER_MOVE_PAUSE_NS 20000	/* after moving to a thread's CPU, before interrupting it */
 #define SAMPLER_DRAIN_MAX     64	/* stops handled between two looks at the timer */
+#define SAMPLER_FLUSH_NS      1000000000ull /* default sampler_opts.flush_ns */
 #define SAMPLER_JIT_MAPS_NS   100000000 /* maps re-read at most this often for JIT code */
 
 enum sampler_end {

@@ -528,6 +528,17 @@ static int test_filters(void)
 	agg_build_opts(&a, &p, &nothing, table_resolve, NULL);
 	T_EQ_U64(a.total_count, 0);
 	agg_release(&a);
+	/* first_sample: the samples before it are neither kept nor counted as filtered. */
+	agg_init(&a);
+	agg_build_opts(&a, &p, &(struct agg_opts){.first_sample = 10}, table_resolve, NULL);
+	T_EQ_U64(a.total_count, p.nr_samples - 10);
+	T_EQ_U64(a.filtered_count, 0);
+	agg_release(&a);
+	agg_init(&a);
+	agg_build_opts(&a, &p, &(struct agg_opts){.first_sample = p.nr_samples}, table_resolve,
+		       NULL);
+	T_EQ_U64(a.total_count + a.filtered_count + a.nr_stacks, 0);
+	agg_release(&a);
 	profile_release(&p);
 	return T_OK;
 }
