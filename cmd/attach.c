@@ -39,7 +39,7 @@ static const struct xp_cmd_help attach_help = {
 
 int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 {
-	struct xp_option o[16] = {
+	struct xp_option o[COMMON_RECORD_OPTIONS + 4] = {
 	    XP_OPTION_STRING('p', "pid", &opts->pids, "<pid>[,<pid>...]",
 			     "processes to profile (every thread of each)"),
 	};
@@ -47,8 +47,8 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	int first;
 
 	n = 1 + common_record_options(o + 1, &opts->rec,
-				      "stop after this long (500ms, 30s, 2m, 1h; default: until "
-				      "Ctrl-C or the targets exit)");
+				      "stop after this long from the start of sampling (500ms, 30s, "
+				      "2m, 1h; default: until Ctrl-C or the targets exit)");
 	o[n] = (struct xp_option)XP_OPTION_END();
 	first = xp_parse_options(argc, argv, o, &attach_help, 0);
 	if (first == XP_PARSE_HELP)
@@ -60,6 +60,8 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 				      "unexpected argument '%s' (use 'xprof record' to "
 				      "run a command)",
 				      argv[first]);
+	if (common_record_check(&opts->rec, &attach_help))
+		return XP_EXIT_USAGE;
 	if (!opts->pids)
 		return xp_usage_error(&attach_help, "no process given: use -p <pid>");
 	return common_parse_pids(&attach_help, opts->pids, opts->pid, &opts->npids);

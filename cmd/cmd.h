@@ -40,6 +40,8 @@ struct record_opts {
 	bool no_poll_idle;
 	bool any_cpu; /* interrupt running threads from any CPU, not from their own */
 	uint64_t rt_priority; /* 0: normal priority */
+	const char *delay_arg; /* --delay as given */
+	uint64_t delay_ns;     /* sampling starts this long after the start */
 	char **argv; /* the command, NULL-terminated */
 	int argc;
 };

@@ -60,6 +60,9 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	    XP_OPTION_STRING('o', "output", &ro->output, "<file>",
 			     "write the data here (default xprof.data)"),
 	    XP_OPTION_DURATION('d', "duration", &ro->duration_ns, "<time>", duration_help),
+	    XP_OPTION_STRING('D', "delay", &ro->delay_arg, "<time>",
+			     "start sampling this long after the start (500ms, 2s); --duration "
+			     "counts from then"),
 	    XP_OPTION_CHOICE(
 		'g', "call-graph", &ro->call_graph, "<auto|fp|dwarf|libunwind|check>",
 		common_call_graph_choices,
@@ -124,6 +127,18 @@ int common_parse_pids(const struct xp_cmd_help *help, const char *list, pid_t *p
 	return XP_EXIT_OK;
 }
 
+int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help)
+{
+	if (ro->delay_arg && strcmp(ro->delay_arg, "0") &&
+	    xp_parse_duration_ns(ro->delay_arg, &ro->delay_ns))
+		return xp_usage_error(
+		    help,
+		    "invalid value '%s' for -D, --delay (expected 0 or a duration "
+		    "from 1ms to 7 days, like 500ms, 30s, 2m, 1h)",
+		    ro->delay_arg);
+	return 0;
+}
+
 struct df_writer *common_open_output(const char *path, int argc, char **argv)
 {
 	struct df_writer *w;
@@ -155,6 +170,7 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 	    .max_depth = (unsigned int)ro->max_depth,
 	    .duration_ns = ro->duration_ns,
 	    .flush_ns = ro->flush_ns ? ro->flush_ns : SAMPLER_FLUSH_NS,
+	    .delay_ns = ro->delay_ns,
 	    .mode = (enum sampler_mode)ro->mode,
 	    .kind = (enum sampler_kind)kind,
 	    .stack_bytes = SAMPLER_STACK_BYTES,

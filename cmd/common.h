@@ -29,9 +29,16 @@ struct xp_option;
  * what -d means for the command.  Returns how many entries were written (at
  * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 12
+#define COMMON_RECORD_OPTIONS 13
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
+
+/*
+ * After parsing: the values of @ro's options that the table leaves as
+ * strings (--delay).  0, or 2 after a usage error (printed with @help).
+ */
+struct xp_cmd_help;
+int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help);
 
 /*
  * Create the data file of a recording with its meta records (command line,

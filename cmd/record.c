@@ -40,24 +40,27 @@ static const struct xp_cmd_help record_help = {
     .examples = "    xprof record -- ./app --input big.txt    # profile until ./app exits\n"
 		"    xprof record -F 4999 -o app.data -- ./app # higher rate, other file\n"
 		"    xprof record -d 10s -- ./server           # sample the first 10 s only\n"
+		"    xprof record -D 2s -- ./server            # all but the first 2 s (start-up)\n"
 		"    xprof record -g dwarf -- ./app            # CFI for every frame\n"
 		"    xprof report --folded > app.folded        # then look at the profile\n",
 };
 
 int record_parse_args(int argc, char **argv, struct record_opts *opts)
 {
-	struct xp_option o[16];
+	struct xp_option o[COMMON_RECORD_OPTIONS + 4];
 	size_t n;
 	int first;
 
 	n = common_record_options(o, opts,
-				  "stop sampling after this long (500ms, 30s, 2m, 1h); "
-				  "the command runs on");
+				  "stop sampling after this long (500ms, 30s, 2m, 1h) from its "
+				  "start; the command runs on");
 	o[n] = (struct xp_option)XP_OPTION_END();
 	first = xp_parse_options(argc, argv, o, &record_help, XP_PARSE_STOP_AT_NON_OPTION);
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;
 	if (first < 0)
+		return XP_EXIT_USAGE;
+	if (common_record_check(opts, &record_help))
 		return XP_EXIT_USAGE;
 	if (first >= argc)
 		return xp_usage_error(&record_help, "no command given to record");
@@ -164,7 +167,7 @@ int cmd_record(int argc, char **argv)
 	if (df_writer_close(w))
 		ret = -1;
 	if (!st.samples && !ret)
-		xp_warn("no samples were collected (the command ran for %.3f s)",
+		xp_warn("no samples were collected (sampling ran for %.3f s)",
 			(double)st.duration_ns / 1e9);
 	if (st.end == SAMPLER_END_WRITE_ERROR) {
 		/* The error itself was printed when the write failed. */

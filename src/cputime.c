@@ -137,3 +137,16 @@ void cputime_anchor_new(struct cputime *c, uint64_t t)
 	c->sched_count = 1;
 	cputime_note_resume(c, 0, 1, t);
 }
+
+/* As an attached thread's first tick (cputime_due), and for wall mode a sample at @now. */
+void cputime_rebase(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now,
+		    uint64_t period)
+{
+	*c = (struct cputime){
+	    .init = true,
+	    .sched_count = count,
+	    .sampled_ns = cpu_ns,
+	    .wall_sampled = now,
+	    .carry = (int64_t)period / 2,
+	};
+}

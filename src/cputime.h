@@ -50,4 +50,12 @@ bool cputime_settle(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t
 /* CPU mode, a new thread resumed from its first stop at @t: its progress counts from there. */
 void cputime_anchor_new(struct cputime *c, uint64_t t);
 
+/*
+ * Sampling (re)starts at @now after a pause (--delay, a control 'disable'):
+ * the thread's counters read now (@cpu_ns, @count; 0 in wall mode) become
+ * its baseline, so its next sample weighs the time since, not the pause.
+ */
+void cputime_rebase(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now,
+		    uint64_t period);
+
 #endif

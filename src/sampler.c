@@ -512,6 +512,62 @@ static void spin_for_stops(struct sampler *s)
 	}
 }
 
+/* Arm the timer for @t ns since the start, 0: disarm it. */
+static void arm_timer_at(struct sampler *s, uint64_t t)
+{
+	uint64_t at = t ? s->start_mono + t : 0;
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
+					      .tv_nsec = (long)(at % 1000000000ull)}};
+
+	if (timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL))
+		xp_warn("cannot arm the sampling timer: %s", strerror(errno));
+}
+
+/*
+ * Sampling starts again after a pause: what each thread ran meanwhile is
+ * not in its next sample (cputime_rebase).
+ */
+static void rebase_threads(struct sampler *s, uint64_t now)
+{
+	struct xp_thread *th;
+	unsigned long i = 0;
+	uint64_t cpu_ns = 0, count = 0;
+
+	while ((th = tracer_thread_at(s->tr, &i))) {
+		struct smp_thread *x = smp_thread_of(th);
+
+		if (s->o->mode == SAMPLER_CPU && read_schedstat(th, &cpu_ns, &count))
+			continue; /* unreadable: sampled at every tick anyway (thread_due) */
+		cputime_rebase(&x->cpu, cpu_ns, count, now, s->period);
+	}
+}
+
+/*
+ * Start (@on) or pause sampling at @now.  Paused, the timer is disarmed:
+ * no thread is interrupted, the target runs at full speed, and only its
+ * ptrace events (clone, exec, exit) stop it.
+ */
+static void set_enabled(struct sampler *s, bool on, uint64_t now)
+{
+	s->enable_at = 0;
+	if (on == s->enabled)
+		return;
+	s->enabled = on;
+	if (!on) {
+		s->sampled_ns += now - s->enabled_at;
+		arm_timer_at(s, 0);
+		return;
+	}
+	if (!s->was_enabled) {
+		s->was_enabled = true;
+		s->first_enabled = now;
+	}
+	s->enabled_at = now;
+	rebase_threads(s, now);
+	s->next_k = schedule_next_index(s->start_mono, s->period, ctl_now_ns());
+	arm_timer(s);
+}
+
 /* The timer fired: count late ticks, interrupt the due threads, arm the next tick. */
 static void on_timer(struct sampler *s)
 {
@@ -519,6 +575,12 @@ static void on_timer(struct sampler *s)
 
 	if (read(s->timerfd, &exp, sizeof(exp)) != sizeof(exp))
 		return;
+	if (!s->enabled) {
+		/* The end of --delay. */
+		if (s->enable_at && smp_now(s) >= s->enable_at)
+			set_enabled(s, true, smp_now(s));
+		return;
+	}
 	k = schedule_next_index(s->start_mono, s->period, ctl_now_ns());
 	if (k > s->next_k + 1)
 		s->st->late_ticks += k - s->next_k - 1;
@@ -549,7 +611,7 @@ static bool loop_once(struct sampler *s)
 	if (!s->pending)
 		smp_drain_queue(s);
 	now = smp_now(s);
-	if (s->o->duration_ns && now >= s->o->duration_ns) {
+	if (s->o->duration_ns && s->was_enabled && now - s->first_enabled >= s->o->duration_ns) {
 		s->st->end = SAMPLER_END_DURATION;
 		return false;
 	}
@@ -590,6 +652,12 @@ static void start(struct sampler *s)
 	if (s->o->rt_priority)
 		s->st->rt_priority = ctl_raise_priority(s->o->rt_priority);
 	s->slack = ctl_min_timer_slack();
+	if (s->o->delay_ns) {
+		s->enable_at = s->o->delay_ns;
+		arm_timer_at(s, s->enable_at);
+		return;
+	}
+	s->enabled = s->was_enabled = true;
 	s->next_k = 1;
 	arm_timer(s);
 }
@@ -601,7 +669,7 @@ static int finish(struct sampler *s)
 	bool none_left;
 	unsigned long i;
 
-	s->st->duration_ns = smp_now(s);
+	s->st->duration_ns = s->sampled_ns + (s->enabled ? smp_now(s) - s->enabled_at : 0);
 	if (s->qos_fd >= 0)
 		close(s->qos_fd);
 	/* Writing the data and reading JIT files is no business for a real-time task. */

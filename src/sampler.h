@@ -41,7 +41,8 @@ struct sampler_opts {
 	uint64_t freq_hz;
 	enum unwind_mode unwind;
 	unsigned int max_depth;
-	uint64_t duration_ns; /* 0: no limit */
+	uint64_t duration_ns; /* 0: no limit; counts from the start of sampling */
+	uint64_t delay_ns;    /* sampling starts this long after the recording (--delay) */
 	uint64_t flush_ns;    /* write the data file out at least this often (> 0) */
 	enum sampler_mode mode;
 	enum sampler_kind kind;
@@ -77,7 +78,7 @@ struct sampler_stats {
 	uint64_t
 	    dropped_idle; /* cpu mode: stops of a thread that had run < period/8 since its last */
 	uint64_t reused;  /* wall mode: samples of still-blocked threads taken without a stop */
-	uint64_t duration_ns;
+	uint64_t duration_ns; /* how long sampling ran (pauses and --delay not included) */
 	uint64_t weight_total;
 	uint64_t stacks;
 	uint64_t stop_hist[SCHEDULE_HIST_SIZE]; /* interrupt -> resume (schedule.h) */

@@ -98,6 +98,15 @@ struct sampler {
 	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
 	struct smp_due *due; /* this tick's due threads */
 	unsigned long ndue, due_alloc;
+	/*
+	 * Sampling runs (ticks interrupt threads) only while enabled; every
+	 * ptrace event is handled all the same.  Times since the start.
+	 */
+	bool enabled, was_enabled; /* now; at some time */
+	uint64_t enable_at;	   /* --delay: enable at this time, 0: nothing pending */
+	uint64_t enabled_at;	   /* when it was last enabled */
+	uint64_t first_enabled;	   /* when it was first enabled: --duration counts from there */
+	uint64_t sampled_ns;	   /* time enabled before enabled_at */
 	struct ctl_place place; /* where the controller runs */
 	unsigned long slack;	/* the controller's timer slack before the recording (ns) */
 };

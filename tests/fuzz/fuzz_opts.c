@@ -144,7 +144,9 @@ static void check_record(int argc, char **argv)
 	if (o.freq_hz < 1 || o.freq_hz > XP_MAX_FREQ || o.max_depth < 1 || o.max_depth > 65536 ||
 	    o.call_graph < 0 || o.call_graph >= nchoices(common_call_graph_choices) || o.mode < 0 ||
 	    o.mode >= nchoices(common_mode_choices) || !o.output || !*o.output ||
-	    (o.duration_ns && (o.duration_ns < NS_MIN || o.duration_ns > NS_MAX)))
+	    (o.duration_ns && (o.duration_ns < NS_MIN || o.duration_ns > NS_MAX)) ||
+	    (o.delay_ns && (o.delay_ns < NS_MIN || o.delay_ns > NS_MAX)) ||
+	    (o.delay_ns && !o.delay_arg))
 		abort();
 	/* The command: at least one word, inside argv, NULL-terminated. */
 	if (o.argc < 1 || o.argc >= argc || o.argv != argv + (argc - o.argc) || o.argv[o.argc])
@@ -169,7 +171,8 @@ static void check_attach(int argc, char **argv)
 	if (o.npids < 1 || o.npids > XP_MAX_PIDS || o.rec.freq_hz < 1 ||
 	    o.rec.freq_hz > XP_MAX_FREQ || o.rec.call_graph < 0 ||
 	    o.rec.call_graph >= nchoices(common_call_graph_choices) || o.rec.mode < 0 ||
-	    o.rec.mode >= nchoices(common_mode_choices))
+	    o.rec.mode >= nchoices(common_mode_choices) ||
+	    (o.rec.delay_ns && (o.rec.delay_ns < NS_MIN || o.rec.delay_ns > NS_MAX)))
 		abort();
 	/* A list of numbers: no empty element, so nothing to guess about. */
 	if (!o.pids || o.pids[0] == ',' || strstr(o.pids, ",,") ||

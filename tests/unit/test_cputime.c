@@ -5,7 +5,8 @@
  * baseline, the carry that keeps one sample per period of CPU time, the
  * bound on the carry, the drop of a sample that hardly ran, a thread that
  * stayed on its CPU since its resume (its counter lags), one that waits
- * for a CPU, and the wall-clock weight.
+ * for a CPU, the wall-clock weight, and the baseline taken when sampling
+ * resumes after a pause.
  */
 #include "t.h"
 
@@ -155,6 +156,24 @@ static int test_wall(void)
 	return T_OK;
 }
 
+static int test_rebase(void)
+{
+	struct cputime c = {0};
+	uint64_t w = 0;
+
+	/* Launched, then paused for 2 s of CPU time: the pause is not in the next sample. */
+	T_ASSERT(cputime_due(&c, 3 * P, 4, 3 * P, P, false, &w));
+	cputime_rebase(&c, 2003 * P, 50, 2100 * P, P);
+	T_ASSERT(!cputime_due(&c, 2003 * P, 50, 2100 * P, P, false, &w));
+	T_ASSERT(cputime_due(&c, 2004 * P, 52, 2101 * P, P, false, &w));
+	T_EQ_U64(w, P);
+	/* Wall mode: the time since the restart. */
+	cputime_rebase(&c, 0, 0, 3000 * P, P);
+	T_EQ_U64(cputime_wall_weight(&c, 3000 * P + P / 3, P), P / 3);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_new_thread_credit), T_CASE(test_attached_baseline), T_CASE(test_carry),
        T_CASE(test_carry_bounds), T_CASE(test_drop_idle), T_CASE(test_on_cpu_since_resume),
-       T_CASE(test_waiting_for_cpu), T_CASE(test_anchor_new), T_CASE(test_wall))
+       T_CASE(test_waiting_for_cpu), T_CASE(test_anchor_new), T_CASE(test_wall),
+       T_CASE(test_rebase))

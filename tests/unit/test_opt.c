@@ -148,6 +148,31 @@ static int test_messages(void)
 	T_EQ_U64(record(ARGS("-F", "99999999999999999999999", "--", "true"), &err), 2);
 	T_ASSERT(strstr(err, "invalid value '99999999999999999999999' for -F, --freq"));
 	T_EQ_U64(cap_lines(err), 3); /* error, usage, see 'xprof help record' */
+	T_EQ_U64(record(ARGS("-D", "-1s", "--", "true"), &err), 2);
+	T_ASSERT(strstr(err, "xprof: error: invalid value '-1s' for -D, --delay") == err);
+	return T_OK;
+}
+
+static int test_delay(void)
+{
+	char *argv[] = {(char *)"record", (char *)"-D", NULL, (char *)"true", NULL};
+	static const struct {
+		const char *arg;
+		uint64_t ns;
+	} good[] = {{"0", 0}, {"500ms", 500000000}, {"2", 2000000000}, {"1.5s", 1500000000}};
+	struct record_opts o;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		o = (struct record_opts){.freq_hz = XP_DEFAULT_FREQ, .output = "xprof.data"};
+		argv[2] = (char *)good[i].arg;
+		cap_begin();
+		ret = record_parse_args(4, argv, &o);
+		cap_end();
+		T_EQ_U64(ret, 0);
+		T_EQ_U64(o.delay_ns, good[i].ns);
+	}
 	return T_OK;
 }
 
@@ -187,4 +212,4 @@ static int test_pid_lists(void)
 }
 
 T_MAIN(T_CASE(test_u64), T_CASE(test_duration), T_CASE(test_percent), T_CASE(test_messages),
-       T_CASE(test_pid_lists))
+       T_CASE(test_pid_lists), T_CASE(test_delay))
