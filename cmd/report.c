@@ -201,6 +201,73 @@ static int parse_comms(struct report_opts *opts)
 	return 0;
 }
 
+/*
+ * The choice options into @opts: opts->format from the format options
+ * given (@chosen, indexed like formats[]; at most one), the index of
+ * --sort (-1: not given) and of --value.  0, or 2 after a usage error.
+ */
+static int report_apply_choices(struct report_opts *opts, const bool *chosen, int sort, int value)
+{
+	const char *first = NULL;
+	size_t i;
+
+	for (i = 0; i < NR_FORMATS; i++) {
+		if (!chosen[i])
+			continue;
+		if (first)
+			return xp_usage_error(&report_help,
+					      "options '--%s' and '--%s' cannot be used together",
+					      first, formats[i].name);
+		first = formats[i].name;
+		opts->format = formats[i].format;
+	}
+	opts->value_samples = value == 1;
+	if (sort >= 0)
+		opts->sort = sort ? OUT_SORT_TOTAL : OUT_SORT_SELF;
+	if ((sort >= 0 || opts->limit || opts->min_percent > 0) && opts->format != REPORT_FLAT &&
+	    opts->format != REPORT_TREE)
+		return xp_usage_error(&report_help,
+				      "options '--sort', '--limit' and '--min-percent' apply only "
+				      "to --flat and --tree");
+	return 0;
+}
+
+/*
+ * After the options are in @opts and the format is chosen: parse the
+ * filters' values and refuse the combinations the format cannot do.
+ * XP_EXIT_OK, or XP_EXIT_USAGE after a usage error.
+ */
+static int report_check_args(struct report_opts *opts)
+{
+	if (opts->pid_arg && parse_ids(opts->pid_arg, "--pid", opts->pids, &opts->nr_pids))
+		return XP_EXIT_USAGE;
+	if (opts->tid_arg && parse_ids(opts->tid_arg, "--tid", opts->tids, &opts->nr_tids))
+		return XP_EXIT_USAGE;
+	if (opts->comm_arg && parse_comms(opts))
+		return XP_EXIT_USAGE;
+	if (opts->time_arg && parse_time(opts))
+		return XP_EXIT_USAGE;
+	if (opts->inputs.nr)
+		opts->input = opts->inputs.v[0];
+	if (opts->inputs.nr > 1 &&
+	    (format_ops(opts->format)->flags & (OUT_LOCATIONS | OUT_TIMELINE)))
+		return xp_usage_error(
+		    &report_help, "several '-i' files apply only to --flat, --tree, --folded and "
+				  "--flamegraph");
+	if (opts->inputs.nr > 1 && opts->header_only)
+		return xp_usage_error(
+		    &report_help,
+		    "options '--header-only' and several '-i' cannot be used together");
+	if (opts->diff_base && !(format_ops(opts->format)->flags & OUT_DIFF))
+		return xp_usage_error(
+		    &report_help, "option '--diff' applies only to --flat, --tree, --folded and "
+				  "--flamegraph");
+	if (opts->diff_base && opts->header_only)
+		return xp_usage_error(
+		    &report_help, "options '--diff' and '--header-only' cannot be used together");
+	return XP_EXIT_OK;
+}
+
 int report_parse_args(int argc, char **argv, struct report_opts *opts)
 {
 	bool chosen[NR_FORMATS] = {false};
@@ -264,8 +331,6 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 				  "a:b:c)"),
 	    XP_OPTION_END(),
 	};
-	const char *first = NULL;
-	size_t i;
 	int ret = xp_parse_options(argc, argv, options, &report_help, 0);
 
 	if (ret == XP_PARSE_HELP)
@@ -276,51 +341,9 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 		return xp_usage_error(&report_help, "unexpected argument '%s'", argv[ret]);
 	if (format >= 0)
 		chosen[format] = true;
-	for (i = 0; i < NR_FORMATS; i++) {
-		if (!chosen[i])
-			continue;
-		if (first)
-			return xp_usage_error(&report_help,
-					      "options '--%s' and '--%s' cannot be used together",
-					      first, formats[i].name);
-		first = formats[i].name;
-		opts->format = formats[i].format;
-	}
-	opts->value_samples = value == 1;
-	if (sort >= 0)
-		opts->sort = sort ? OUT_SORT_TOTAL : OUT_SORT_SELF;
-	if ((sort >= 0 || opts->limit || opts->min_percent > 0) && opts->format != REPORT_FLAT &&
-	    opts->format != REPORT_TREE)
-		return xp_usage_error(&report_help,
-				      "options '--sort', '--limit' and '--min-percent' apply only "
-				      "to --flat and --tree");
-	if (opts->pid_arg && parse_ids(opts->pid_arg, "--pid", opts->pids, &opts->nr_pids))
+	if (report_apply_choices(opts, chosen, sort, value))
 		return XP_EXIT_USAGE;
-	if (opts->tid_arg && parse_ids(opts->tid_arg, "--tid", opts->tids, &opts->nr_tids))
-		return XP_EXIT_USAGE;
-	if (opts->comm_arg && parse_comms(opts))
-		return XP_EXIT_USAGE;
-	if (opts->time_arg && parse_time(opts))
-		return XP_EXIT_USAGE;
-	if (opts->inputs.nr)
-		opts->input = opts->inputs.v[0];
-	if (opts->inputs.nr > 1 &&
-	    (format_ops(opts->format)->flags & (OUT_LOCATIONS | OUT_TIMELINE)))
-		return xp_usage_error(
-		    &report_help, "several '-i' files apply only to --flat, --tree, --folded and "
-				  "--flamegraph");
-	if (opts->inputs.nr > 1 && opts->header_only)
-		return xp_usage_error(
-		    &report_help,
-		    "options '--header-only' and several '-i' cannot be used together");
-	if (opts->diff_base && !(format_ops(opts->format)->flags & OUT_DIFF))
-		return xp_usage_error(
-		    &report_help, "option '--diff' applies only to --flat, --tree, --folded and "
-				  "--flamegraph");
-	if (opts->diff_base && opts->header_only)
-		return xp_usage_error(
-		    &report_help, "options '--diff' and '--header-only' cannot be used together");
-	return XP_EXIT_OK;
+	return report_check_args(opts);
 }
 
 struct resolver {
