@@ -460,24 +460,122 @@ static uint32_t thread_label(struct agg *a, struct table *names, const struct pr
 	return intern(a, names, buf);
 }
 
+/* What agg_build_opts keeps from one group of samples to the next. */
+struct builder {
+	struct agg *a;
+	const struct profile *p;
+	agg_resolve_fn resolve; /* NULL: hexadecimal addresses */
+	void *ctx;
+	bool with_locs; /* AGG_LOCATIONS */
+	struct table names, stacks, locs;
+	/*
+	 * One stack's names and locations, root first.  Never NULL, even for
+	 * empty stacks: memcmp/memcpy of NULL is undefined.
+	 */
+	uint32_t *frames, *flocs;
+	unsigned long alloc, alloc_locs;
+};
+
+/*
+ * Resolve the frame @pc (with its @flags) of a sample of @g and append its
+ * names to b->frames from index @n, the function holding inlined ones
+ * first, and with AGG_LOCATIONS their locations to b->flocs.  Returns the
+ * new number of frames.
+ */
+static uint32_t build_frame(struct builder *b, const struct group *g, uint64_t pc, uint8_t flags,
+			    uint32_t n)
+{
+	const char *labels[AGG_MAX_LABELS];
+	struct agg_src src[AGG_MAX_LABELS];
+	struct agg_frame_req req = {
+	    g->pid, g->t, pc, xp_lookup_pc(pc, flags), flags, b->with_locs ? src : NULL};
+	char hexbuf[32];
+	unsigned int k;
+	uint32_t first = n;
+
+	if (b->with_locs)
+		memset(src, 0, sizeof(src));
+	if (b->resolve)
+		k = b->resolve(b->ctx, &req, labels, AGG_MAX_LABELS);
+	else
+		k = hex_label(&req, labels, hexbuf, sizeof(hexbuf));
+	if (!k) {
+		labels[0] = "[unknown]";
+		k = 1;
+	}
+	if (k > AGG_MAX_LABELS)
+		k = AGG_MAX_LABELS;
+	xp_grow((void **)&b->frames, &b->alloc, (unsigned long)n + k, sizeof(*b->frames));
+	/* Labels come innermost first; stacks are stored root first. */
+	while (k--)
+		b->frames[n++] = intern_label(b->a, &b->names, labels[k]);
+	if (b->with_locs) {
+		struct agg_loc l = frame_loc(b->p, &req);
+		uint32_t id, j;
+
+		l.name = b->frames[first];
+		id = intern_loc(b->a, &b->locs, &l);
+		loc_lines(b->a, &b->names, id, src, n - first);
+		xp_grow((void **)&b->flocs, &b->alloc_locs, n, sizeof(*b->flocs));
+		for (j = first; j < n; j++)
+			b->flocs[j] = j == first ? id : id | AGG_LOC_INLINED;
+	}
+	return n;
+}
+
+/*
+ * Add the stack of the group @g to b->a (with the 'comm/tid' frame at its
+ * root if AGG_THREAD_FRAME), counted with its samples.  Returns it.
+ */
+static struct agg_stack *build_group(struct builder *b, const struct group *g)
+{
+	struct agg *a = b->a;
+	const struct profile_stack *st = &b->p->stacks[g->stack];
+	const char *comm = profile_comm(b->p, g->pid, g->t);
+	struct agg_stack key = {.thread = AGG_NONE, .count = g->count, .weight = g->weight};
+	struct agg_stack *s;
+	char commbuf[32];
+	uint32_t f, n = 0;
+
+	if (!comm) {
+		snprintf(commbuf, sizeof(commbuf), "pid-%d", (int)g->pid);
+		comm = commbuf;
+	}
+	key.comm = intern(a, &b->names, comm);
+	if (a->flags & AGG_THREADS)
+		key.thread = thread_label(a, &b->names, b->p, g, comm);
+	if (a->flags & AGG_THREAD_FRAME) {
+		struct agg_loc l = {.name = key.thread};
+
+		b->frames[n] = key.thread;
+		if (b->with_locs)
+			b->flocs[n] = intern_loc(a, &b->locs, &l);
+		n++;
+	}
+	for (f = st->nr; f-- > 0;)
+		n = build_frame(b, g, st->pcs[f], st->flags[f], n);
+	key.nr = n;
+	key.frames = b->frames;
+	key.locs = b->with_locs ? b->flocs : NULL;
+	s = add_stack(a, &b->stacks, &key);
+	a->total_count += g->count;
+	a->total_weight += g->weight;
+	return s;
+}
+
 void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opts *opts,
 		    agg_resolve_fn resolve, void *ctx)
 {
 	static const struct agg_opts none;
 	const struct agg_opts *o = opts ? opts : &none;
-	bool with_locs = o->flags & AGG_LOCATIONS;
+	struct builder b = {.a = a, .p = p, .resolve = resolve, .ctx = ctx};
 	struct groups gs = {0};
-	struct table names = {0}, stacks = {0}, locs = {0};
-	const char *labels[AGG_MAX_LABELS];
-	struct agg_src src[AGG_MAX_LABELS];
 	size_t *group_of = NULL;
 	uint32_t *stack_of_group = NULL, *new_index;
-	uint32_t *frames = NULL, *flocs = NULL;
-	unsigned long alloc = 0, alloc_locs = 0;
-	char hexbuf[32], commbuf[32];
 	size_t i;
 
 	a->flags = o->flags;
+	b.with_locs = a->flags & AGG_LOCATIONS;
 	if (a->flags & AGG_THREAD_FRAME)
 		a->flags |= AGG_THREADS;
 	if (a->flags & AGG_TIMELINE)
@@ -485,76 +583,13 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 	group_samples(&gs, a, p, o, group_of);
 	if (group_of)
 		stack_of_group = xp_malloc((gs.nr + 1) * sizeof(*stack_of_group));
-	/* Never NULL, even for empty stacks: memcmp/memcpy of NULL is undefined. */
-	xp_grow((void **)&frames, &alloc, 1, sizeof(*frames));
-	xp_grow((void **)&flocs, &alloc_locs, 1, sizeof(*flocs));
+	xp_grow((void **)&b.frames, &b.alloc, 1, sizeof(*b.frames));
+	xp_grow((void **)&b.flocs, &b.alloc_locs, 1, sizeof(*b.flocs));
 	for (i = 0; i < gs.nr; i++) {
-		const struct group *g = &gs.g[i];
-		const struct profile_stack *st = &p->stacks[g->stack];
-		const char *comm = profile_comm(p, g->pid, g->t);
-		struct agg_stack key = {.thread = AGG_NONE, .count = g->count, .weight = g->weight};
-		struct agg_stack *s;
-		uint32_t f, n = 0;
+		struct agg_stack *s = build_group(&b, &gs.g[i]);
 
-		if (!comm) {
-			snprintf(commbuf, sizeof(commbuf), "pid-%d", (int)g->pid);
-			comm = commbuf;
-		}
-		key.comm = intern(a, &names, comm);
-		if (a->flags & AGG_THREADS)
-			key.thread = thread_label(a, &names, p, g, comm);
-		if (a->flags & AGG_THREAD_FRAME) {
-			struct agg_loc l = {.name = key.thread};
-
-			frames[n] = key.thread;
-			if (with_locs)
-				flocs[n] = intern_loc(a, &locs, &l);
-			n++;
-		}
-		for (f = st->nr; f-- > 0;) {
-			struct agg_frame_req req = {
-			    g->pid,	  g->t,
-			    st->pcs[f],	  xp_lookup_pc(st->pcs[f], st->flags[f]),
-			    st->flags[f], with_locs ? src : NULL};
-			unsigned int k;
-			uint32_t first = n;
-
-			if (with_locs)
-				memset(src, 0, sizeof(src));
-			if (resolve)
-				k = resolve(ctx, &req, labels, AGG_MAX_LABELS);
-			else
-				k = hex_label(&req, labels, hexbuf, sizeof(hexbuf));
-			if (!k) {
-				labels[0] = "[unknown]";
-				k = 1;
-			}
-			if (k > AGG_MAX_LABELS)
-				k = AGG_MAX_LABELS;
-			xp_grow((void **)&frames, &alloc, (unsigned long)n + k, sizeof(*frames));
-			/* Labels come innermost first; stacks are stored root first. */
-			while (k--)
-				frames[n++] = intern_label(a, &names, labels[k]);
-			if (with_locs) {
-				struct agg_loc l = frame_loc(p, &req);
-				uint32_t id, j;
-
-				l.name = frames[first];
-				id = intern_loc(a, &locs, &l);
-				loc_lines(a, &names, id, src, n - first);
-				xp_grow((void **)&flocs, &alloc_locs, n, sizeof(*flocs));
-				for (j = first; j < n; j++)
-					flocs[j] = j == first ? id : id | AGG_LOC_INLINED;
-			}
-		}
-		key.nr = n;
-		key.frames = frames;
-		key.locs = with_locs ? flocs : NULL;
-		s = add_stack(a, &stacks, &key);
 		if (stack_of_group)
 			stack_of_group[i] = (uint32_t)(s - a->stacks);
-		a->total_count += g->count;
-		a->total_weight += g->weight;
 	}
 	new_index = group_of ? xp_malloc((a->nr_stacks + 1) * sizeof(*new_index)) : NULL;
 	sort_stacks(a, new_index);
@@ -563,13 +598,13 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 	free(group_of);
 	free(stack_of_group);
 	free(new_index);
-	free(frames);
-	free(flocs);
+	free(b.frames);
+	free(b.flocs);
 	free(gs.g);
 	free(gs.t.slots);
-	free(names.slots);
-	free(stacks.slots);
-	free(locs.slots);
+	free(b.names.slots);
+	free(b.stacks.slots);
+	free(b.locs.slots);
 }
 
 /* agg_add_base (@as_base) and agg_merge: @b's stacks into @a, by their names. */
