@@ -137,6 +137,23 @@ int jitdump_parse_prefix(const uint8_t *buf, size_t len, uint32_t *id, uint32_t 
 	return *total_size < JITDUMP_PREFIX_LEN ? -EINVAL : 0;
 }
 
+/*
+ * The fields JIT_CODE_LOAD and JIT_CODE_MOVE share: pid, tid and vma after
+ * the prefix, then the code's address, size and index from offset @code
+ * (a move has the old address before them).  The caller has checked that
+ * @buf holds them.  0, or -EINVAL for empty code or code that wraps.
+ */
+static int parse_code_fields(const uint8_t *buf, size_t code, struct jitdump_record *r)
+{
+	r->pid = le32(buf + 16);
+	r->tid = le32(buf + 20);
+	r->vma = le64(buf + 24);
+	r->code_addr = le64(buf + code);
+	r->code_size = le64(buf + code + 8);
+	r->code_index = le64(buf + code + 16);
+	return !r->code_size || r->code_addr + r->code_size < r->code_addr ? -EINVAL : 0;
+}
+
 int jitdump_parse_record(const uint8_t *buf, size_t len, struct jitdump_record *r)
 {
 	const uint8_t *nul;
@@ -155,13 +172,7 @@ int jitdump_parse_record(const uint8_t *buf, size_t len, struct jitdump_record *
 			return -EINVAL;
 		if (len < JITDUMP_LOAD_FIXED)
 			return -ENODATA;
-		r->pid = le32(buf + 16);
-		r->tid = le32(buf + 20);
-		r->vma = le64(buf + 24);
-		r->code_addr = le64(buf + 32);
-		r->code_size = le64(buf + 40);
-		r->code_index = le64(buf + 48);
-		if (!r->code_size || r->code_addr + r->code_size < r->code_addr ||
+		if (parse_code_fields(buf, 32, r) ||
 		    r->code_size > r->total_size - JITDUMP_LOAD_FIXED - 1)
 			return -EINVAL;
 		nul = memchr(buf + JITDUMP_LOAD_FIXED, 0, len - JITDUMP_LOAD_FIXED);
@@ -179,16 +190,8 @@ int jitdump_parse_record(const uint8_t *buf, size_t len, struct jitdump_record *
 			return -EINVAL;
 		if (len < JITDUMP_MOVE_LEN)
 			return -ENODATA;
-		r->pid = le32(buf + 16);
-		r->tid = le32(buf + 20);
-		r->vma = le64(buf + 24);
 		r->old_code_addr = le64(buf + 32);
-		r->code_addr = le64(buf + 40);
-		r->code_size = le64(buf + 48);
-		r->code_index = le64(buf + 56);
-		if (!r->code_size || r->code_addr + r->code_size < r->code_addr)
-			return -EINVAL;
-		return 0;
+		return parse_code_fields(buf, 40, r);
 	case JITDUMP_CODE_DEBUG_INFO:
 		if (r->total_size < JITDUMP_DEBUG_FIXED)
 			return -EINVAL;
@@ -482,10 +485,62 @@ static const struct jit_entry *entry_by_index(const struct collect *c, size_t fr
 	return NULL;
 }
 
+/*
+ * How much of a record with @id and @total size read_jitdump reads: a
+ * load's fields and name (not its code, and a name cut at JITMAP_MAX_NAME),
+ * a whole move, a whole debug-info record up to JITDUMP_MAX_DEBUG, never
+ * more than @total.  0: a record not needed, skipped whole.
+ */
+static size_t jitdump_want(uint32_t id, uint32_t total)
+{
+	size_t want;
+
+	if (id == JITDUMP_CODE_LOAD)
+		want = JITDUMP_LOAD_FIXED + JITMAP_MAX_NAME + 1;
+	else if (id == JITDUMP_CODE_MOVE)
+		want = JITDUMP_MOVE_LEN;
+	else if (id == JITDUMP_CODE_DEBUG_INFO && total <= JITDUMP_MAX_DEBUG)
+		want = total;
+	else
+		return 0;
+	return want < total ? want : total;
+}
+
+/*
+ * Take the well-formed record @r into @c: a load adds an entry (with the
+ * debug info pending for its address), a move adds the entry it moves
+ * (loaded since @first, the start of this file's entries) at its new
+ * address, a debug-info record waits in @pending for its load.
+ */
+static void apply_record(struct collect *c, const struct jitdump_record *r, size_t first,
+			 size_t *pending, size_t *nr_pending)
+{
+	const struct jit_entry *old;
+	size_t dbg;
+
+	switch (r->id) {
+	case JITDUMP_CODE_LOAD:
+		dbg = take_debug(c, r->code_addr, pending, nr_pending);
+		add_entry(c, r->code_addr, r->code_size, r->code_index, r->name, r->name_len, dbg);
+		break;
+	case JITDUMP_CODE_MOVE:
+		old = entry_by_index(c, first, r->code_index);
+		if (old)
+			add_entry(c, r->code_addr, r->code_size, r->code_index, old->name,
+				  strlen(old->name), 0);
+		break;
+	case JITDUMP_CODE_DEBUG_INFO:
+		keep_debug(c, r, pending, nr_pending);
+		break;
+	default:
+		break;
+	}
+}
+
 static void read_jitdump(struct collect *c, const char *path)
 {
 	uint8_t hdr[JITDUMP_HEADER_LEN], *rec = xp_malloc(JITDUMP_LOAD_FIXED + JITMAP_MAX_NAME + 1);
-	size_t pending[MAX_PENDING_DEBUG], nr_pending = 0, first = c->nr, dbg, bad = 0;
+	size_t pending[MAX_PENDING_DEBUG], nr_pending = 0, first = c->nr, bad = 0;
 	struct jitdump_header h;
 	struct jitdump_record r;
 	uint64_t off;
@@ -512,18 +567,9 @@ static void read_jitdump(struct collect *c, const char *path)
 			why = "a record of an impossible size";
 			break;
 		}
-		if (id == JITDUMP_CODE_LOAD)
-			want = total < JITDUMP_LOAD_FIXED + JITMAP_MAX_NAME + 1
-				   ? total
-				   : JITDUMP_LOAD_FIXED + JITMAP_MAX_NAME + 1;
-		else if (id == JITDUMP_CODE_MOVE)
-			want = JITDUMP_MOVE_LEN;
-		else if (id == JITDUMP_CODE_DEBUG_INFO && total <= JITDUMP_MAX_DEBUG)
-			want = total;
-		else
+		want = jitdump_want(id, total);
+		if (!want)
 			continue; /* not needed: skip it whole */
-		if (want > total)
-			want = total;
 		if (id == JITDUMP_CODE_DEBUG_INFO)
 			p = big = xp_malloc(want);
 		if (!read_at(fd, p, want, off)) {
@@ -545,21 +591,10 @@ static void read_jitdump(struct collect *c, const char *path)
 		c->t = !e && !(h.flags & 1) && r.timestamp > c->start_mono
 			   ? r.timestamp - c->start_mono
 			   : 0;
-		if (e) {
+		if (e)
 			bad++;
-		} else if (r.id == JITDUMP_CODE_LOAD) {
-			dbg = take_debug(c, r.code_addr, pending, &nr_pending);
-			add_entry(c, r.code_addr, r.code_size, r.code_index, r.name, r.name_len,
-				  dbg);
-		} else if (r.id == JITDUMP_CODE_MOVE) {
-			const struct jit_entry *old = entry_by_index(c, first, r.code_index);
-
-			if (old)
-				add_entry(c, r.code_addr, r.code_size, r.code_index, old->name,
-					  strlen(old->name), 0);
-		} else if (r.id == JITDUMP_CODE_DEBUG_INFO) {
-			keep_debug(c, &r, pending, &nr_pending);
-		}
+		else
+			apply_record(c, &r, first, pending, &nr_pending);
 		free(big);
 	}
 	if (why)
