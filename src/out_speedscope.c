@@ -119,13 +119,63 @@ static void put_profile(struct out *o, const uint32_t *frame_of, uint32_t key, s
 	r->sum = 0;
 }
 
+/*
+ * The profiles from a timeline: every sample, in time order within each
+ * profile.  @keys holds the profiles' keys in the order they are printed
+ * (@nkeys of them), @rank each key's place in it; @r is the empty run
+ * buffer put_profile uses.
+ */
+static void put_profiles_in_time(struct out *o, const uint32_t *frame_of, const uint32_t *rank,
+				 const uint32_t *keys, size_t nkeys, struct ss_run *r)
+{
+	const struct agg *a = o->info.agg;
+	size_t *first = xp_calloc(nkeys + 1, sizeof(*first));
+	size_t *order = xp_malloc((a->nr_samples + 1) * sizeof(*order));
+	size_t i, k;
+
+	/* A counting sort by profile keeps the time order within each. */
+	for (i = 0; i < a->nr_samples; i++)
+		first[rank[profile_key(&a->stacks[a->samples[i].stack])] + 1]++;
+	for (k = 0; k < nkeys; k++)
+		first[k + 1] += first[k];
+	for (i = 0; i < a->nr_samples; i++)
+		order[first[rank[profile_key(&a->stacks[a->samples[i].stack])]]++] = i;
+	for (k = 0, i = 0; k < nkeys; k++) {
+		uint64_t start = i < a->nr_samples ? a->samples[order[i]].t : 0;
+
+		for (; i < first[k]; i++) {
+			const struct agg_sample *smp = &a->samples[order[i]];
+
+			run_add(r, smp->stack, o->info.by_count ? 1 : smp->weight);
+		}
+		put_profile(o, frame_of, keys[k], r, start, k == 0);
+	}
+	free(first);
+	free(order);
+}
+
+/* The same without a timeline: each distinct stack once, with its whole value. */
+static void put_profiles_by_stack(struct out *o, const uint32_t *frame_of, const uint32_t *rank,
+				  const uint32_t *keys, size_t nkeys, struct ss_run *r)
+{
+	const struct agg *a = o->info.agg;
+	size_t i, k;
+
+	for (k = 0; k < nkeys; k++) {
+		for (i = 0; i < a->nr_stacks; i++)
+			if (rank[profile_key(&a->stacks[i])] == k)
+				run_add(r, (uint32_t)i,
+					out_value(o, a->stacks[i].count, a->stacks[i].weight));
+		put_profile(o, frame_of, keys[k], r, 0, k == 0);
+	}
+}
+
 static int ss_end(struct out *o)
 {
 	const struct agg *a = o->info.agg;
 	uint32_t *frame_of = xp_malloc((o->info.nr_names + 1) * sizeof(*frame_of));
 	uint32_t *rank = xp_malloc((o->info.nr_names + 1) * sizeof(*rank));
 	uint32_t *keys = xp_malloc((a->nr_stacks + 1) * sizeof(*keys));
-	size_t *first = NULL, *order = NULL;
 	struct ss_run r = {.stack = UINT32_MAX};
 	size_t i, j, k, nframes = 0, nkeys = 0;
 	uint32_t f;
@@ -160,42 +210,13 @@ static int ss_end(struct out *o)
 	xp_sort_r(keys, nkeys, sizeof(*keys), cmp_key, (void *)o->info.names);
 	for (k = 0; k < nkeys; k++)
 		rank[keys[k]] = (uint32_t)k;
-	if (a->samples) {
-		/* Every sample, in time order within each profile (a counting sort by profile). */
-		first = xp_calloc(nkeys + 1, sizeof(*first));
-		order = xp_malloc((a->nr_samples + 1) * sizeof(*order));
-		for (i = 0; i < a->nr_samples; i++)
-			first[rank[profile_key(&a->stacks[a->samples[i].stack])] + 1]++;
-		for (k = 0; k < nkeys; k++)
-			first[k + 1] += first[k];
-		for (i = 0; i < a->nr_samples; i++)
-			order[first[rank[profile_key(&a->stacks[a->samples[i].stack])]]++] = i;
-		for (k = 0, i = 0; k < nkeys; k++) {
-			uint64_t start = i < a->nr_samples ? a->samples[order[i]].t : 0;
-
-			for (; i < first[k]; i++) {
-				const struct agg_sample *smp = &a->samples[order[i]];
-
-				run_add(&r, smp->stack, o->info.by_count ? 1 : smp->weight);
-			}
-			put_profile(o, frame_of, keys[k], &r, start, k == 0);
-		}
-	} else {
-		/* Without a timeline: each distinct stack once, with its whole value. */
-		for (k = 0; k < nkeys; k++) {
-			for (i = 0; i < a->nr_stacks; i++)
-				if (rank[profile_key(&a->stacks[i])] == k)
-					run_add(
-					    &r, (uint32_t)i,
-					    out_value(o, a->stacks[i].count, a->stacks[i].weight));
-			put_profile(o, frame_of, keys[k], &r, 0, k == 0);
-		}
-	}
+	if (a->samples)
+		put_profiles_in_time(o, frame_of, rank, keys, nkeys, &r);
+	else
+		put_profiles_by_stack(o, frame_of, rank, keys, nkeys, &r);
 	fputs("]}\n", o->f);
 	free(r.out.stack);
 	free(r.out.value);
-	free(first);
-	free(order);
 	free(keys);
 	free(rank);
 	free(frame_of);

@@ -674,6 +674,31 @@ static void say_source(struct sym_module *m, const char *from, const char *file)
 		 debug && strcmp(debug, file) ? debug : "");
 }
 
+/*
+ * sym_module_open for the [vdso] of a data file that holds its image: the
+ * image, through a memfd.  Leaves m->mod NULL, with a warning, if it
+ * cannot be read.
+ */
+static void sym_module_open_vdso(struct symbolizer *s, struct sym_module *m)
+{
+	const struct vdso_image *v = &s->vdsos[m->vdso - 1];
+	const char *why = NULL;
+	int fd = memfd_create("xprof-vdso", MFD_CLOEXEC);
+
+	if (fd < 0 || pwrite(fd, v->data, v->len, 0) != (ssize_t)v->len) {
+		xp_warn("cannot read the recorded [vdso] image: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (report_elf(s, m, fd, "[vdso]", &why) || read_loads(m)) {
+		xp_warn("cannot read the recorded [vdso] image: %s", dwfl_errmsg(-1));
+		sym_module_close(m);
+		return;
+	}
+	say_source(m, "the data file's image", "[vdso]");
+}
+
 /* Open the file the first time the module is used; leave m->mod NULL if it cannot be used. */
 static void sym_module_open(struct symbolizer *s, struct sym_module *m, const struct sym_map *map)
 {
@@ -685,21 +710,7 @@ static void sym_module_open(struct symbolizer *s, struct sym_module *m, const st
 
 	m->opened = true;
 	if (m->vdso) {
-		const struct vdso_image *v = &s->vdsos[m->vdso - 1];
-
-		fd = memfd_create("xprof-vdso", MFD_CLOEXEC);
-		if (fd < 0 || pwrite(fd, v->data, v->len, 0) != (ssize_t)v->len) {
-			xp_warn("cannot read the recorded [vdso] image: %s", strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return;
-		}
-		if (report_elf(s, m, fd, "[vdso]", &why) || read_loads(m)) {
-			xp_warn("cannot read the recorded [vdso] image: %s", dwfl_errmsg(-1));
-			sym_module_close(m);
-			return;
-		}
-		say_source(m, "the data file's image", "[vdso]");
+		sym_module_open_vdso(s, m);
 		return;
 	}
 	/* "[vdso]" without an image, "[heap]", anonymous memory: nothing on disk to read. */
