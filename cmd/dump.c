@@ -71,7 +71,7 @@ int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;
 	if (first < 0)
-		return 2;
+		return XP_EXIT_USAGE;
 	if (first < argc)
 		return xp_usage_error(&dump_help, "unexpected argument '%s'", argv[first]);
 	if (!opts->pid_arg)
@@ -81,7 +81,7 @@ int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
 				      "invalid value '%s' for -p, --pid (expected a process id)",
 				      opts->pid_arg);
 	opts->pid = (pid_t)v;
-	return 0;
+	return XP_EXIT_OK;
 }
 
 /* One thread: what was taken during its stop. */
@@ -315,8 +315,8 @@ static void print_process(pid_t pid, const char *comm)
 /*
  * Seize every thread of @pid into @t; @d lists them, described from /proc
  * before the seizure (once seized, a stopped thread shows as traced, 't',
- * rather than stopped, 'T'), then any born since.  0, or 1 after a printed
- * error (nothing left attached).
+ * rather than stopped, 'T'), then any born since.  XP_EXIT_OK, or
+ * XP_EXIT_FAIL after a printed error (nothing left attached).
  */
 static int dump_attach(struct tracer *t, pid_t pid, struct dump_thread **d, size_t *nr)
 {
@@ -333,7 +333,7 @@ static int dump_attach(struct tracer *t, pid_t pid, struct dump_thread **d, size
 			xp_error("cannot dump %d: it is a thread id, not a process id", (int)pid);
 		else
 			common_explain_trace_error(-e, pid, what);
-		return 1;
+		return XP_EXIT_FAIL;
 	}
 	while ((th = tracer_thread_at(t, &it))) {
 		if (find(*d, *nr, th->tid))
@@ -345,7 +345,7 @@ static int dump_attach(struct tracer *t, pid_t pid, struct dump_thread **d, size
 		(*nr)++;
 	}
 	xp_sort(*d, *nr, sizeof(**d), cmp_tid);
-	return 0;
+	return XP_EXIT_OK;
 }
 
 /* Unwind, symbolize and print every thread taken.  Returns how many were printed. */
@@ -394,11 +394,11 @@ int cmd_dump(int argc, char **argv)
 
 	ret = dump_parse_args(argc, argv, &opts);
 	if (ret == XP_PARSE_HELP)
-		return 0;
+		return XP_EXIT_OK;
 	if (ret)
 		return ret;
 	if (common_check_target(opts.pid, "dump"))
-		return 1;
+		return XP_EXIT_FAIL;
 	/* Ctrl-C while threads are stopped takes effect once they are released. */
 	ctl_signal_set(&block, false);
 	sigprocmask(SIG_BLOCK, &block, &old);
@@ -429,7 +429,7 @@ int cmd_dump(int argc, char **argv)
 	tracer_release(&t);
 	if (!ret && !dumped) {
 		xp_error("no thread of pid %d could be dumped", (int)opts.pid);
-		ret = 1;
+		ret = XP_EXIT_FAIL;
 	}
 	return ret;
 }
