@@ -14,7 +14,7 @@
 #     the container's root with that pid when the program exits, and names
 #     >= 95% of the samples in the JIT code (leaf jitted_hot_loop, or an
 #     unnamed address); nothing of it is on the host.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 # shellcheck source=../lib/ns.sh
 . "$XP_LIB/ns.sh"

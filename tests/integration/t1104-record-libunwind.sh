@@ -10,7 +10,7 @@
 #     xz and on sqlite3: every stack checked, and libunwind disagrees with
 #     the native walk on at most 3% of them (the known classes: the vdso,
 #     the first samples after an exec).
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

@@ -24,7 +24,7 @@
 #   - 335 us bursts (truth under 1%): within 1 point.
 # The unprivileged runs skip, with the reason, where that user may not
 # trace its own children.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 

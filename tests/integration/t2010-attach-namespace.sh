@@ -20,7 +20,7 @@
 #   - report -v says the program's and libc's symbols came from the
 #     recorder's copies; the data file records both pids, and report
 #     --header-only says which pid the process knew itself by.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 # shellcheck source=../lib/ns.sh
 . "$XP_LIB/ns.sh"

@@ -13,7 +13,7 @@
 #     the host's processes): 'attach -p PID' to a host process exits 1 the
 #     same way, with a hint naming the user namespace; 'record' of its own
 #     command works there (exit 0, samples of split's main).
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace attach
 

@@ -8,6 +8,7 @@
 # a tall graph (200-frame stacks of the 'deep' target) opens scrolled to
 # its base, where the width is; a small profile prunes nothing and says
 # nothing about it.
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 CHROMIUM=

@@ -6,6 +6,7 @@
 # folded stacks equals flat's Total% (to its rounding); --value samples
 # makes every format count samples instead: folded's total is the sample
 # count flat prints, and flat's, tree's and folded's shares agree again.
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 skip_unless_ptrace

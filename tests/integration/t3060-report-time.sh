@@ -8,6 +8,7 @@
 # the flame graph and speedscope of the first window do not name hot_b;
 # both halves together are the whole run; bad windows are usage errors
 # and an empty one a clear error.
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 skip_unless_ptrace

@@ -9,6 +9,7 @@
 # Chromium (each frame's data-delta, red for hot_b and blue for hot_a).  A
 # profile compared with itself changes nowhere; formats that cannot show
 # a comparison are usage errors.
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 skip_unless_ptrace

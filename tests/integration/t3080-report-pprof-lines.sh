@@ -8,6 +8,7 @@
 # accumulate at the line that calls mix, step() at the line that calls
 # accumulate), as pprof expects several Line entries per Location,
 # innermost first; '-list' prints mix's source with the time on its lines.
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 skip_unless_ptrace

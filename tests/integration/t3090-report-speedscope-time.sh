@@ -10,6 +10,7 @@
 # scripts/deps.sh --test) imports it in a real headless Chromium, served
 # from a local HTTP server, opening on its "Time Order" view with the
 # thread's profile (a screenshot is kept in $XP_BUILD/test-artifacts).
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 skip_unless_ptrace

@@ -6,6 +6,7 @@
 # and sample counts), the merged flat report gives each file's share by
 # its weight, and the formats that keep addresses or time order (pprof,
 # speedscope) refuse several files.
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 skip_unless_ptrace

@@ -9,7 +9,7 @@
 # and a jitdump (dated by its records): each function's share of the JIT
 # samples within 3 points of the truth.  Naming the whole run after the
 # last entry (or the first) gives 100:0.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 [[ $(uname -m) == x86_64 ]] || skip "the jitreuse target writes x86-64 code"
 skip_unless_ptrace

@@ -15,7 +15,7 @@
 #     shares (a, b, c: 50/30/20 within 4 points) and main in >= 99%;
 #   - with the capture off (XPROF_CACHE_DIR=off) the summary says so and
 #     nothing is written.
-# shellcheck source=../lib/lib.sh
+# shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 # shellcheck source=../lib/ns.sh
 . "$XP_LIB/ns.sh" # ns_assert_split
