@@ -63,10 +63,7 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	    XP_OPTION_STRING('D', "delay", &ro->delay_arg, "<time>",
 			     "start sampling this long after the start (500ms, 2s); --duration "
 			     "counts from then"),
-	    XP_OPTION_CHOICE(
-		'g', "call-graph", &ro->call_graph, "<auto|fp|dwarf|libunwind|check>",
-		common_call_graph_choices,
-		"how to walk stacks (default auto: frame pointers, CFI where missing)"),
+	    COMMON_OPTION_CALL_GRAPH(&ro->call_graph),
 	    XP_OPTION_UINT(0, "max-depth", &ro->max_depth, "<n>", 1, XP_MAX_DEPTH,
 			   "deepest stack kept, in frames (default 1024)"),
 	    XP_OPTION_CHOICE(0, "mode", &ro->mode, "<cpu|wall>", common_mode_choices,

@@ -22,6 +22,13 @@ extern const char *const common_mode_choices[];	      /* indexed by enum sampler
 struct record_opts;
 struct xp_option;
 
+/* -g, --call-graph into the int at @v (an enum unwind_mode), for record, attach and dump (opt.h).
+ */
+#define COMMON_OPTION_CALL_GRAPH(v)                                                                \
+	XP_OPTION_CHOICE('g', "call-graph", (v), "<auto|fp|dwarf|libunwind|check>",                \
+			 common_call_graph_choices,                                                \
+			 "how to walk stacks (default auto: frame pointers, CFI where missing)")
+
 /*
  * Fill @o with the options record and attach share (-F, -o, -d, -g,
  * --max-depth, --mode, --no-follow, --no-poll-idle, --interrupt-from-any-cpu, -r,

@@ -57,23 +57,16 @@ int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
 	const struct xp_option options[] = {
 	    XP_OPTION_STRING('p', "pid", &opts->pid_arg, "<pid>",
 			     "the process to dump (every thread of it)"),
-	    XP_OPTION_CHOICE(
-		'g', "call-graph", &opts->call_graph, "<auto|fp|dwarf|libunwind|check>",
-		common_call_graph_choices,
-		"how to walk stacks (default auto: frame pointers, CFI where missing)"),
+	    COMMON_OPTION_CALL_GRAPH(&opts->call_graph),
 	    XP_OPTION_UINT(0, "max-depth", &opts->max_depth, "<n>", 1, XP_MAX_DEPTH,
 			   "deepest stack shown, in frames (default 1024)"),
 	    XP_OPTION_END(),
 	};
 	uint64_t v;
-	int first = xp_parse_options(argc, argv, options, &dump_help, 0);
+	int ret = xp_parse_options_only(argc, argv, options, &dump_help);
 
-	if (first == XP_PARSE_HELP)
-		return XP_PARSE_HELP;
-	if (first < 0)
-		return XP_EXIT_USAGE;
-	if (first < argc)
-		return xp_usage_error(&dump_help, "unexpected argument '%s'", argv[first]);
+	if (ret)
+		return ret;
 	if (!opts->pid_arg)
 		return xp_usage_error(&dump_help, "no process given: use -p <pid>");
 	if (xp_parse_u64(opts->pid_arg, 1, 0x3fffffff, &v))

@@ -331,14 +331,10 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 				  "a:b:c)"),
 	    XP_OPTION_END(),
 	};
-	int ret = xp_parse_options(argc, argv, options, &report_help, 0);
+	int ret = xp_parse_options_only(argc, argv, options, &report_help);
 
-	if (ret == XP_PARSE_HELP)
+	if (ret)
 		return ret;
-	if (ret < 0)
-		return XP_EXIT_USAGE;
-	if (ret < argc)
-		return xp_usage_error(&report_help, "unexpected argument '%s'", argv[ret]);
 	if (format >= 0)
 		chosen[format] = true;
 	if (report_apply_choices(opts, chosen, sort, value))

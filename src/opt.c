@@ -336,3 +336,17 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 	}
 	return optind;
 }
+
+int xp_parse_options_only(int argc, char **argv, const struct xp_option *opts,
+			  const struct xp_cmd_help *help)
+{
+	int first = xp_parse_options(argc, argv, opts, help, 0);
+
+	if (first == XP_PARSE_HELP)
+		return XP_PARSE_HELP;
+	if (first < 0)
+		return XP_EXIT_USAGE;
+	if (first < argc)
+		return xp_usage_error(help, "unexpected argument '%s'", argv[first]);
+	return XP_EXIT_OK;
+}

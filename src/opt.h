@@ -116,6 +116,14 @@ enum xp_parse_flags {
 int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 		     const struct xp_cmd_help *help, int flags);
 
+/*
+ * xp_parse_options for a command that takes no operand.  XP_EXIT_OK,
+ * XP_PARSE_HELP after printing help, or XP_EXIT_USAGE after printing a
+ * usage error (an operand is one).
+ */
+int xp_parse_options_only(int argc, char **argv, const struct xp_option *opts,
+			  const struct xp_cmd_help *help);
+
 /* Print the synopsis and the option list (and examples if @full). */
 void xp_print_help(FILE *f, const struct xp_option *opts, const struct xp_cmd_help *help,
 		   bool full);
