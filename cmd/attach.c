@@ -13,6 +13,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -46,9 +47,10 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	size_t n;
 	int first;
 
-	n = 1 + common_record_options(o + 1, &opts->rec,
-				      "stop after this long from the start of sampling (500ms, 30s, "
-				      "2m, 1h; default: until Ctrl-C or the targets exit)");
+	n = 1 +
+	    common_record_options(o + 1, &opts->rec,
+				  "stop after this long from the start of sampling (500ms, 30s, "
+				  "2m, 1h; default: until Ctrl-C or the targets exit)");
 	o[n] = (struct xp_option)XP_OPTION_END();
 	first = xp_parse_options(argc, argv, o, &attach_help, 0);
 	if (first == XP_PARSE_HELP)
@@ -75,6 +77,8 @@ int cmd_attach(int argc, char **argv)
 					   .rt_priority = XP_DEFAULT_RT_PRIORITY}};
 	struct sampler_opts so;
 	struct sampler_stats st;
+	struct common_parts parts;
+	char name[PATH_MAX];
 	struct df_writer *w;
 	struct tracer t;
 	char what[64];
@@ -115,9 +119,9 @@ int cmd_attach(int argc, char **argv)
 		}
 	}
 	common_sampler_opts(&opts.rec, SAMPLER_ATTACH, &so);
+	common_sampler_parts(&opts.rec, w, argc, argv, &parts, &so);
 	ret = sampler_run(&t, w, &so, &st);
-	bytes = df_writer_bytes(w);
-	if (df_writer_close(w))
+	if (common_parts_close(&parts, name, sizeof(name), &bytes))
 		ret = -1;
 	if (st.end == SAMPLER_END_SIGNAL)
 		xp_info("sampling stopped by %s", strsignal(st.end_signal));
@@ -129,7 +133,7 @@ int cmd_attach(int argc, char **argv)
 			"running; '%s' keeps what was written before it",
 			(double)st.duration_ns / 1e9, opts.rec.output);
 	} else {
-		common_print_summary(&so, &st, &t, opts.rec.output, bytes);
+		common_print_summary(&so, &st, &t, name, bytes);
 	}
 	tracer_release(&t);
 	if (ret)

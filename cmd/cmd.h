@@ -22,9 +22,9 @@ int cmd_dump(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
-#define XP_DEFAULT_FREQ	     999
-#define XP_MAX_FREQ	     10000
-#define XP_DEFAULT_MAX_DEPTH 1024
+#define XP_DEFAULT_FREQ	       999
+#define XP_MAX_FREQ	       10000
+#define XP_DEFAULT_MAX_DEPTH   1024
 #define XP_DEFAULT_RT_PRIORITY 1
 
 struct record_opts {
@@ -38,11 +38,14 @@ struct record_opts {
 	int mode;	      /* enum sampler_mode */
 	bool no_follow;
 	bool no_poll_idle;
-	bool any_cpu; /* interrupt running threads from any CPU, not from their own */
-	uint64_t rt_priority; /* 0: normal priority */
-	const char *delay_arg; /* --delay as given */
-	uint64_t delay_ns;     /* sampling starts this long after the start */
-	char **argv; /* the command, NULL-terminated */
+	bool any_cpu;		/* interrupt running threads from any CPU, not from their own */
+	uint64_t rt_priority;	/* 0: normal priority */
+	const char *delay_arg;	/* --delay as given */
+	uint64_t delay_ns;	/* sampling starts this long after the start */
+	const char *switch_arg; /* --switch-output as given */
+	uint64_t switch_ns, switch_bytes; /* from it (0: no limit) */
+	int switch_format;		  /* --switch-output-format: 0 data, 1 also pprof */
+	char **argv;			  /* the command, NULL-terminated */
 	int argc;
 };
 
@@ -93,10 +96,10 @@ struct report_opts {
 	size_t nr_pids, nr_tids, nr_comms;
 	const char *comms[REPORT_MAX_FILTER];
 	char comm_buf[1024];
-	const char *symfs; /* NULL, or a directory the recorded file paths are under */
-	bool no_inline;	    /* fold inlined functions into their caller */
-	bool no_demangle;   /* keep symbol names mangled */
-	bool header_only;   /* print the recording's meta data and statistics only */
+	const char *symfs;	      /* NULL, or a directory the recorded file paths are under */
+	bool no_inline;		      /* fold inlined functions into their caller */
+	bool no_demangle;	      /* keep symbol names mangled */
+	bool header_only;	      /* print the recording's meta data and statistics only */
 	struct xp_strlist debug_dirs; /* --debug-dir, each a colon-separated list */
 	const char *time_arg;	      /* --time as given */
 	const char *diff_base;	      /* --diff: the base data file, compared with -i */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", "libunwind", "check", NULL};
+const char *const common_switch_format_choices[] = {"data", "pprof", NULL};
 const char *const common_mode_choices[] = {"cpu", "wall", NULL};
 
 static int write_meta(struct df_writer *w, int argc, char **argv)
@@ -82,6 +83,12 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	    XP_OPTION_DURATION(0, "flush", &ro->flush_ns, "<time>",
 			       "write the data file out at least this often (default 1s), for a "
 			       "reader of the growing file"),
+	    XP_OPTION_STRING(0, "switch-output", &ro->switch_arg, "<time|size>",
+			     "end the data file every <time> (30s, 1h) or <size> (100M, 1G) and "
+			     "start the next; each is named <output>.<timestamp>"),
+	    XP_OPTION_CHOICE(0, "switch-output-format", &ro->switch_format, "<data|pprof>",
+			     common_switch_format_choices,
+			     "pprof: also write each part as <part>.pb.gz (default data)"),
 	    XP_OPTION_SET_INT('q', "quiet", &ro->quiet, 1, "no status line or summary"),
 	};
 
@@ -124,6 +131,29 @@ int common_parse_pids(const struct xp_cmd_help *help, const char *list, pid_t *p
 	return XP_EXIT_OK;
 }
 
+/* --switch-output: "<n>K", "<n>M", "<n>G", "<n>B" is a size, anything else a time. */
+static int parse_switch(struct record_opts *ro)
+{
+	static const char units[] = "BKMG";
+	const char *a = ro->switch_arg, *u;
+	size_t len = strlen(a);
+	char num[24];
+	uint64_t v;
+
+	u = len ? strchr(units, a[len - 1]) : NULL;
+	if (!u || !*u)
+		return xp_parse_duration_ns(a, &ro->switch_ns) || ro->switch_ns < 100000000ull ? -1
+											       : 0;
+	if (len - 1 >= sizeof(num))
+		return -1;
+	memcpy(num, a, len - 1);
+	num[len - 1] = 0;
+	if (xp_parse_u64(num, 1, UINT64_MAX >> (10 * (u - units) + 1), &v))
+		return -1;
+	ro->switch_bytes = v << (10 * (u - units));
+	return ro->switch_bytes < 1024 ? -1 : 0;
+}
+
 int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help)
 {
 	if (ro->delay_arg && strcmp(ro->delay_arg, "0") &&
@@ -133,6 +163,17 @@ int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help)
 		    "invalid value '%s' for -D, --delay (expected 0 or a duration "
 		    "from 1ms to 7 days, like 500ms, 30s, 2m, 1h)",
 		    ro->delay_arg);
+	if (ro->switch_arg && parse_switch(ro))
+		return xp_usage_error(help,
+				      "invalid value '%s' for --switch-output (expected a time "
+				      "from 100ms, like 30s or 1h, or a size from 1K, like 100M "
+				      "or 1G)",
+				      ro->switch_arg);
+	if (ro->switch_arg && (!strcmp(ro->output, "-") || !strncmp(ro->output, "/dev/", 5)))
+		return xp_usage_error(help, "--switch-output needs a file for -o, not '%s'",
+				      ro->output);
+	if (ro->switch_format && !ro->switch_arg)
+		return xp_usage_error(help, "--switch-output-format needs --switch-output");
 	return 0;
 }
 

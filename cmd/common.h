@@ -7,6 +7,7 @@
 #ifndef XPROF_CMD_COMMON_H
 #define XPROF_CMD_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -16,8 +17,9 @@ struct sampler_opts;
 struct tracer;
 struct df_writer;
 
-extern const char *const common_call_graph_choices[]; /* indexed by enum unwind_mode */
-extern const char *const common_mode_choices[];	      /* indexed by enum sampler_mode */
+extern const char *const common_call_graph_choices[];	 /* indexed by enum unwind_mode */
+extern const char *const common_mode_choices[];		 /* indexed by enum sampler_mode */
+extern const char *const common_switch_format_choices[]; /* --switch-output-format */
 
 struct record_opts;
 struct xp_option;
@@ -36,7 +38,7 @@ struct xp_option;
  * what -d means for the command.  Returns how many entries were written (at
  * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 13
+#define COMMON_RECORD_OPTIONS 15
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
 
@@ -59,8 +61,40 @@ struct df_writer *common_open_output(const char *path, int argc, char **argv);
  */
 void common_block_signals(void);
 
+/*
+ * --switch-output: the parts of a recording.  The data goes to the -o
+ * file; when a part ends, that file is renamed to "<output>.<time>"
+ * (YYYYmmddHHMMSScc, local time, as perf names them) and a new one
+ * started.  With @pprof a "<part>.pb.gz" is written beside each part in
+ * the background (the last one before the recording returns).
+ */
+struct common_parts {
+	const char *output;
+	int argc;
+	char **argv; /* for the meta records of each part */
+	bool on;     /* --switch-output given */
+	bool pprof;
+	struct df_writer *w; /* the current part's */
+	unsigned int nr;     /* parts ended */
+	uint64_t bytes;	     /* bytes of the parts ended */
+};
+
+/* sampler_opts.switch_fn; @ctx is a struct common_parts. */
+struct df_writer *common_switch_output(void *ctx, struct df_writer *old);
+
+/*
+ * After the recording: close the data file (df_writer_close); with parts,
+ * name the last one as the others.  @name gets the file's name (the
+ * output's when it could not be renamed), *@bytes what all parts hold.
+ * 0, or -1 after a printed error.
+ */
+int common_parts_close(struct common_parts *cp, char *name, size_t len, uint64_t *bytes);
+
 /* The sampler settings from the shared record/attach options. */
 void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_opts *so);
+/* The same, and --switch-output's parts in @cp (which must outlive the recording). */
+void common_sampler_parts(const struct record_opts *ro, struct df_writer *w, int argc, char **argv,
+			  struct common_parts *cp, struct sampler_opts *so);
 
 /* The one-paragraph summary on stderr (unless -q). */
 void common_print_summary(const struct sampler_opts *o, const struct sampler_stats *st,

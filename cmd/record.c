@@ -21,6 +21,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,11 +112,14 @@ static int exit_status_of(int status)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts opts = {
-	    .freq_hz = XP_DEFAULT_FREQ, .output = "xprof.data", .max_depth = XP_DEFAULT_MAX_DEPTH,
-	    .rt_priority = XP_DEFAULT_RT_PRIORITY};
+	struct record_opts opts = {.freq_hz = XP_DEFAULT_FREQ,
+				   .output = "xprof.data",
+				   .max_depth = XP_DEFAULT_MAX_DEPTH,
+				   .rt_priority = XP_DEFAULT_RT_PRIORITY};
 	struct sampler_opts so;
 	struct sampler_stats st;
+	struct common_parts parts;
+	char name[PATH_MAX];
 	struct df_writer *w;
 	struct tracer t;
 	uint64_t bytes;
@@ -143,13 +147,14 @@ int cmd_record(int argc, char **argv)
 		return XP_EXIT_FAIL;
 	}
 	common_sampler_opts(&opts, SAMPLER_RECORD, &so);
+	common_sampler_parts(&opts, w, opts.argc, opts.argv, &parts, &so);
 	ret = sampler_run(&t, w, &so, &st);
 	if (wait_root(&t))
 		xp_warn("lost track of the command: %s", strerror(errno));
 	code = exit_status_of(t.root_status);
 	if (code == XP_EXIT_NOEXEC && WIFEXITED(t.root_status) && (e = tracer_exec_error(&t))) {
 		xp_error("cannot run '%s': %s", opts.argv[0], strerror(e));
-		df_writer_discard(w); /* nothing ran: an earlier output stays */
+		df_writer_discard(parts.w); /* nothing ran: an earlier output stays */
 		tracer_release(&t);
 		return XP_EXIT_NOEXEC;
 	}
@@ -163,8 +168,7 @@ int cmd_record(int argc, char **argv)
 		xp_info("'%s' was killed by signal %d (%s)%s", opts.argv[0],
 			WTERMSIG(t.root_status), strsignal(WTERMSIG(t.root_status)),
 			WCOREDUMP(t.root_status) ? ", core dumped" : "");
-	bytes = df_writer_bytes(w);
-	if (df_writer_close(w))
+	if (common_parts_close(&parts, name, sizeof(name), &bytes))
 		ret = -1;
 	if (!st.samples && !ret)
 		xp_warn("no samples were collected (sampling ran for %.3f s)",
@@ -175,7 +179,7 @@ int cmd_record(int argc, char **argv)
 			"finish; '%s' keeps what was written before it",
 			(double)st.duration_ns / 1e9, opts.output);
 	} else if (ret == 0 || st.samples) {
-		common_print_summary(&so, &st, &t, opts.output, bytes);
+		common_print_summary(&so, &st, &t, name, bytes);
 	}
 	tracer_release(&t);
 	return code;

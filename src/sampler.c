@@ -620,6 +620,8 @@ static bool loop_once(struct sampler *s)
 		smp_check_write(s, df_writer_flush(s->w));
 		s->last_flush = now;
 	}
+	if (!s->pending && smp_part_due(s, now))
+		smp_switch_part(s, now);
 	status_line(s, false);
 	if (poll(pfd, 2, s->pending ? 2 : 250) < 0 && errno != EINTR) {
 		s->st->end = SAMPLER_END_ERROR;

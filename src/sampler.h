@@ -44,6 +44,17 @@ struct sampler_opts {
 	uint64_t duration_ns; /* 0: no limit; counts from the start of sampling */
 	uint64_t delay_ns;    /* sampling starts this long after the recording (--delay) */
 	uint64_t flush_ns;    /* write the data file out at least this often (> 0) */
+	/*
+	 * --switch-output: a part of the recording ends once it is switch_ns
+	 * long or switch_bytes were written to it (0: no limit).  The sampler
+	 * then writes what the part needs to be reported alone, and calls
+	 * switch_fn, which must return the writer of the next part, the old
+	 * one closed; or NULL after an error (printed), @old still open: the
+	 * recording goes on in it, with no more switches.
+	 */
+	uint64_t switch_ns, switch_bytes;
+	struct df_writer *(*switch_fn)(void *ctx, struct df_writer *old);
+	void *switch_ctx;
 	enum sampler_mode mode;
 	enum sampler_kind kind;
 	size_t stack_bytes; /* most bytes copied from SP per sample */
@@ -57,10 +68,10 @@ struct sampler_opts {
 
 #define SAMPLER_STACK_BYTES   (64 * 1024)
 #define SAMPLER_SPIN_NS	      100000
-#define SAMPLER_MOVE_PAUSE_NS 20000	/* after moving to a thread's CPU, before interrupting it */
-#define SAMPLER_DRAIN_MAX     64	/* stops handled between two looks at the timer */
+#define SAMPLER_MOVE_PAUSE_NS 20000 /* after moving to a thread's CPU, before interrupting it */
+#define SAMPLER_DRAIN_MAX     64    /* stops handled between two looks at the timer */
 #define SAMPLER_FLUSH_NS      1000000000ull /* default sampler_opts.flush_ns */
-#define SAMPLER_JIT_MAPS_NS   100000000 /* maps re-read at most this often for JIT code */
+#define SAMPLER_JIT_MAPS_NS   100000000	    /* maps re-read at most this often for JIT code */
 
 enum sampler_end {
 	SAMPLER_END_ROOT_EXITED,
@@ -91,12 +102,12 @@ struct sampler_stats {
 	uint64_t held_hist[SCHEDULE_HIST_SIZE];
 	uint64_t held_ns_max;
 	uint64_t stack_bytes_copied;
-	uint64_t irq_same_cpu;	  /* interrupts issued from the thread's own CPU */
-	uint64_t cpu_moves;	  /* moves of the controller to another CPU to do so */
+	uint64_t irq_same_cpu; /* interrupts issued from the thread's own CPU */
+	uint64_t cpu_moves;    /* moves of the controller to another CPU to do so */
 	uint64_t unwind_checked, unwind_differ; /* -g check: stacks compared with libunwind */
-	bool poll_idle;		  /* idle CPUs were kept polling */
-	unsigned int rt_priority; /* the real-time priority the controller ran at, 0: none */
-	int end_signal;		  /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
+	bool poll_idle;				/* idle CPUs were kept polling */
+	unsigned int rt_priority;     /* the real-time priority the controller ran at, 0: none */
+	int end_signal;		      /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
 	struct capture_stats capture; /* the files kept for the report, at the end */
 	enum sampler_end end;
 };

@@ -107,8 +107,12 @@ struct sampler {
 	uint64_t enabled_at;	   /* when it was last enabled */
 	uint64_t first_enabled;	   /* when it was first enabled: --duration counts from there */
 	uint64_t sampled_ns;	   /* time enabled before enabled_at */
-	struct ctl_place place; /* where the controller runs */
-	unsigned long slack;	/* the controller's timer slack before the recording (ns) */
+	struct ctl_place place;	   /* where the controller runs */
+	/* --switch-output (parts.c): the current part's start, parts ended so far. */
+	uint64_t part_start;
+	unsigned int parts;
+	bool switch_failed;
+	unsigned long slack; /* the controller's timer slack before the recording (ns) */
 };
 
 /* ns since the start of the recording. */
@@ -141,6 +145,11 @@ void smp_drain_old_image(struct sampler *s, struct xp_process *p);
 void smp_collect_jit(struct sampler *s, pid_t pid);
 /* The statistics records. */
 void smp_write_stats(struct sampler *s);
+
+/* --switch-output: whether the current part should end now (at @now). */
+bool smp_part_due(const struct sampler *s, uint64_t now);
+/* End the current part and start the next (parts.c).  No thread may be stopped. */
+void smp_switch_part(struct sampler *s, uint64_t now);
 
 /* The CPU @th runs or waits on, -1 if unknown. */
 int smp_thread_cpu(struct sampler *s, struct xp_thread *th);

@@ -381,11 +381,12 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	}
 	id = stacktab_intern(&s->stacks, s->pcs, s->flags, nr, &is_new);
 	note_walk(s, r, &m, id);
-	if (is_new) {
+	if (is_new)
 		s->st->stacks++;
-		if (smp_check_write(s, df_write_stack(s->w, id, s->pcs, s->flags, nr)))
-			return;
-	}
+	/* After a switch, a known stack may be new to this part's file (which skips repeats). */
+	if ((is_new || s->parts) &&
+	    smp_check_write(s, df_write_stack(s->w, id, s->pcs, s->flags, nr)))
+		return;
 	if (smp_check_write(s, df_write_sample(s->w, r->t, p->pid, r->tid, id, r->weight)))
 		return;
 	s->st->samples++;
@@ -417,10 +418,10 @@ void smp_collect_jit(struct sampler *s, pid_t pid)
 		if (s->tr->procs[i]->pid == pid)
 			p = s->tr->procs[i];
 	if (p && p->execed && !s->write_failed)
-		smp_check_write(
-		    s, jitmap_collect(s->w, pid, &smp_proc_of(s, p)->as, &s->stacks, s->start_mono) < 0
-			   ? -1
-			   : 0);
+		smp_check_write(s, jitmap_collect(s->w, pid, &smp_proc_of(s, p)->as, &s->stacks,
+						  s->start_mono) < 0
+				       ? -1
+				       : 0);
 }
 
 /*
@@ -471,7 +472,7 @@ void smp_write_stats(struct sampler *s)
 	} stats[] = {
 	    {"freq_hz", s->o->freq_hz},
 	    {"mode_wall", s->o->mode == SAMPLER_WALL},
-	    {"duration_ns", st->duration_ns},
+	    {"duration_ns", st->duration_ns - s->part_start}, /* of this part */
 	    {"ticks", st->ticks},
 	    {"late_ticks", st->late_ticks},
 	    {"interrupts", st->interrupts},
