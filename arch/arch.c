@@ -44,6 +44,18 @@ const struct xp_arch *xp_arch_host(void)
 #endif
 }
 
+void xp_arch_cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#elif defined(__riscv)
+	/* Zihintpause's "pause", encoded so that assemblers without it take it. */
+	__asm__ __volatile__(".4byte 0x0100000f" ::: "memory");
+#endif
+}
+
 long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};

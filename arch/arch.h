@@ -131,6 +131,11 @@ enum xp_regs_flags {
 const struct xp_arch *xp_arch_by_machine(uint16_t e_machine);
 /* The arch xprof was built for (the only one it can trace live). */
 const struct xp_arch *xp_arch_host(void);
+/*
+ * The host CPU's spin-wait hint (x86 pause, arm yield, riscv pause, which
+ * is a no-op fence where Zihintpause is missing): for busy loops.
+ */
+void xp_arch_cpu_relax(void);
 /* The registry, for tests: array of pointers, NULL-terminated. */
 extern const struct xp_arch *const xp_arches[];
 

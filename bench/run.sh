@@ -19,6 +19,7 @@
 #      bare         the target alone
 #      xprof        xprof record -F F -- target
 #      xprof-user   the same as BENCH_USER (when run as root; setpriv)
+#      xprof-user-spin  the same with --spin-idle (not in the default set)
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target
 #    A group is one (repetition, target, rate): bare plus every tool, in an
@@ -134,12 +135,12 @@ die() {
 for tool in "${tools[@]}"; do
 	case $tool in
 	xprof | perf-fp | perf-dwarf) ;;
-	xprof-user)
+	xprof-user | xprof-user-spin)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user perf-fp perf-dwarf)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin perf-fp perf-dwarf)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -301,7 +302,7 @@ perf_stat() {
 # run_one REP TARGET FREQ TOOL: one run, one line in runs.tsv.
 run_one() {
 	local rep=$1 t=$2 f=$3 tool=$4 key="$2 $3 $4" data="$out/run.data" log t0 t1 total times
-	local status=0 samples=0 lost=0 bytes=0 late="" nfail="" p50="" p99="" rtime="" summary
+	local spin status=0 samples=0 lost=0 bytes=0 late="" nfail="" p50="" p99="" rtime="" summary
 	local h50="" h99=""
 	[[ -z ${failed[$tool]:-} && -z ${failed[$key]:-} ]] || return 0
 	log="$out/logs/$t-$f-$tool"
@@ -309,12 +310,14 @@ run_one() {
 	case $tool in
 	bare) ;;
 	xprof) cmd=("$xprof" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}") ;;
-	xprof-user)
+	xprof-user | xprof-user-spin)
 		# The user writes the data file; $out is root's.
 		mkdir -p -m 1777 "$out/user"
 		data=$out/user/run.data
+		spin=()
+		[[ $tool != *-spin ]] || spin=(--spin-idle)
 		cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")" --clear-groups
-			"$xprof" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
+			"$xprof" record "${xprof_opts[@]}" "${spin[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
 		;;
 	perf-fp) cmd=(perf record -q -e "$event" -F "$f" -g -o "$data" -- "${cmd[@]}") ;;
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$f" --call-graph dwarf -o "$data" -- "${cmd[@]}") ;;
@@ -335,7 +338,7 @@ run_one() {
 		return 0
 	}
 	case $tool in
-	xprof | xprof-user)
+	xprof | xprof-user | xprof-user-spin)
 		summary=$(grep '^xprof: [0-9]* samples in ' "$log.err" | tail -n 1)
 		[[ -n $summary ]] || {
 			fail "$key" "no summary line from xprof record"

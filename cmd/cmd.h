@@ -38,6 +38,7 @@ struct record_opts {
 	int mode;	      /* enum sampler_mode */
 	bool no_follow;
 	bool no_poll_idle;
+	bool spin_idle;
 	bool any_cpu;		/* interrupt running threads from any CPU, not from their own */
 	uint64_t rt_priority;	/* 0: normal priority */
 	const char *delay_arg;	/* --delay as given */

@@ -74,6 +74,9 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	    XP_OPTION_FLAG(0, "no-poll-idle", &ro->no_poll_idle,
 			   "let idle CPUs sleep (default: keep them polling, shorter stops; needs "
 			   "root)"),
+	    XP_OPTION_FLAG(0, "spin-idle", &ro->spin_idle,
+			   "keep idle CPUs busy with low-priority spinning threads while recording "
+			   "(needs no privilege; costs their idle time)"),
 	    XP_OPTION_FLAG(0, "interrupt-from-any-cpu", &ro->any_cpu,
 			   "do not move to a running thread's CPU to interrupt it (samples then "
 			   "skid into system calls)"),
@@ -215,6 +218,7 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 	    .adaptive_copy = true,
 	    .spin_ns = SAMPLER_SPIN_NS,
 	    .poll_idle = !ro->no_poll_idle,
+	    .spin_idle = ro->spin_idle,
 	    .same_cpu = !ro->any_cpu,
 	    .rt_priority = (unsigned int)ro->rt_priority,
 	    .status_line = isatty(STDERR_FILENO) && !ro->quiet,

@@ -38,7 +38,7 @@ struct xp_option;
  * what -d means for the command.  Returns how many entries were written (at
  * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 15
+#define COMMON_RECORD_OPTIONS 16
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
 

@@ -651,6 +651,8 @@ static void start(struct sampler *s)
 	if (s->o->poll_idle)
 		s->qos_fd = ctl_hold_poll_idle();
 	s->st->poll_idle = s->qos_fd >= 0;
+	if (s->o->spin_idle)
+		s->st->spin_idle = idlespin_start(&s->spin);
 	if (s->o->rt_priority)
 		s->st->rt_priority = ctl_raise_priority(s->o->rt_priority);
 	s->slack = ctl_min_timer_slack();
@@ -674,6 +676,7 @@ static int finish(struct sampler *s)
 	s->st->duration_ns = s->sampled_ns + (s->enabled ? smp_now(s) - s->enabled_at : 0);
 	if (s->qos_fd >= 0)
 		close(s->qos_fd);
+	idlespin_stop(&s->spin);
 	/* Writing the data and reading JIT files is no business for a real-time task. */
 	if (s->st->rt_priority)
 		ctl_drop_priority();

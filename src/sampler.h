@@ -62,6 +62,7 @@ struct sampler_opts {
 	bool status_line;   /* live status on stderr (a terminal) */
 	uint64_t spin_ns; /* poll for stops this long before sleeping (!same_cpu only); 0: never */
 	bool poll_idle;	  /* keep idle CPUs polling while recording (cpu_dma_latency 0) */
+	bool spin_idle;	  /* keep idle CPUs busy with SCHED_IDLE spinners (idlespin.h) */
 	unsigned int rt_priority; /* SCHED_RR priority of the controller while sampling; 0: none */
 	bool same_cpu; /* interrupt each running thread from its own CPU (no skid into calls) */
 };
@@ -106,6 +107,7 @@ struct sampler_stats {
 	uint64_t cpu_moves;    /* moves of the controller to another CPU to do so */
 	uint64_t unwind_checked, unwind_differ; /* -g check: stacks compared with libunwind */
 	bool poll_idle;				/* idle CPUs were kept polling */
+	unsigned int spin_idle;			/* idle spinners that ran */
 	unsigned int rt_priority;     /* the real-time priority the controller ran at, 0: none */
 	int end_signal;		      /* the signal that ended sampling, for SAMPLER_END_SIGNAL */
 	struct capture_stats capture; /* the files kept for the report, at the end */

@@ -14,6 +14,7 @@
 #include "capture.h"
 #include "cputime.h"
 #include "ctl.h"
+#include "idlespin.h"
 #include "stackcopy.h"
 #include "stacktab.h"
 #include "tracer.h"
@@ -108,6 +109,7 @@ struct sampler {
 	uint64_t first_enabled;	   /* when it was first enabled: --duration counts from there */
 	uint64_t sampled_ns;	   /* time enabled before enabled_at */
 	struct ctl_place place;	   /* where the controller runs */
+	struct idlespin spin;	   /* --spin-idle */
 	/* --switch-output (parts.c): the current part's start, parts ended so far. */
 	uint64_t part_start;
 	unsigned int parts;

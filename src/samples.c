@@ -494,6 +494,7 @@ void smp_write_stats(struct sampler *s)
 	    {"irq_same_cpu", st->irq_same_cpu},
 	    {"cpu_moves", st->cpu_moves},
 	    {"poll_idle", st->poll_idle},
+	    {"spin_idle", st->spin_idle},
 	    {"rt_priority", st->rt_priority},
 	    {"frames_fp", us->frames_fp},
 	    {"frames_cfi", us->frames_cfi},
