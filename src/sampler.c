@@ -384,7 +384,7 @@ static bool handle_status(struct sampler *s, pid_t tid, int status)
 	}
 	if (th && tracer_status_is_exec(status))
 		smp_drain_old_image(s, th->proc);
-	tracer_handle_status(s->tr, tid, status, &ev);
+	tracer_handle_status_of(s->tr, th, tid, status, &ev);
 	if (ev.kind == TEV_EXIT) {
 		if (wanted)
 			s->st->failed++;

@@ -414,7 +414,12 @@ static void handle_new_child(struct tracer *t, struct xp_thread *parent, int eve
 
 int tracer_handle_status(struct tracer *t, pid_t tid, int status, struct tracer_event *ev)
 {
-	struct xp_thread *th = tracer_find(t, tid);
+	return tracer_handle_status_of(t, tracer_find(t, tid), tid, status, ev);
+}
+
+int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, int status,
+			    struct tracer_event *ev)
+{
 	int sig, event;
 	bool pending;
 

@@ -147,6 +147,14 @@ struct tracer_event {
 int tracer_handle_status(struct tracer *t, pid_t tid, int status, struct tracer_event *ev);
 
 /*
+ * The same for a caller that has looked the thread up already: @th is
+ * tracer_find(t, tid), NULL for a tid not traced, and the table has not
+ * changed since.
+ */
+int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, int status,
+			    struct tracer_event *ev);
+
+/*
  * Whether wait status @status is a PTRACE_EVENT_EXEC stop, before
  * tracer_handle_status forgets the old image's mappings.  Pure.
  */
