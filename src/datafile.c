@@ -302,13 +302,16 @@ struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t 
 
 /*
  * Start a record of @type with a payload of @payload_len bytes at the end of
- * the buffer and return where the payload goes, or NULL after printing an
- * error (record too large).  The caller fills exactly @payload_len bytes.
+ * the buffer and return where the payload goes; NULL, printing nothing, if
+ * the writer has failed already, or NULL after printing an error (record
+ * too large).  The caller fills exactly @payload_len bytes.
  */
 static uint8_t *rec_begin(struct df_writer *w, uint32_t type, uint64_t payload_len)
 {
 	uint8_t *p;
 
+	if (w->failed)
+		return NULL;
 	if (payload_len > DF_MAX_RECORD) {
 		xp_error("cannot write '%s': a record of type %u would be %llu bytes (limit %u)",
 			 w->path, type, (unsigned long long)payload_len, DF_MAX_RECORD);
@@ -334,8 +337,6 @@ int df_write_process_ns(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, 
 	size_t lc = str_len(comm), le = str_len(exe);
 	uint8_t *p;
 
-	if (w->failed)
-		return -1;
 	p = rec_begin(w, DF_REC_PROCESS, 8 + 4 + 4 + 4 + 4 + (uint64_t)lc + 4 + le + 4);
 	if (!p)
 		return -1;
@@ -354,8 +355,6 @@ int df_write_thread(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, const
 	size_t lc = str_len(comm);
 	uint8_t *p;
 
-	if (w->failed)
-		return -1;
 	p = rec_begin(w, DF_REC_THREAD, 8 + 4 + 4 + 4 + (uint64_t)lc);
 	if (!p)
 		return -1;
@@ -585,8 +584,6 @@ int df_write_sample_record(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid
 {
 	uint8_t *p;
 
-	if (w->failed)
-		return -1;
 	p = rec_begin(w, DF_REC_SAMPLE, 8 + 4 + 4 + 8 + 8);
 	if (!p)
 		return -1;
@@ -602,8 +599,6 @@ int df_write_exit(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, int sta
 {
 	uint8_t *p;
 
-	if (w->failed)
-		return -1;
 	p = rec_begin(w, DF_REC_EXIT, 8 + 4 + 4 + 4);
 	if (!p)
 		return -1;
@@ -619,8 +614,6 @@ int df_write_stat(struct df_writer *w, const char *name, uint64_t value)
 	size_t ln = str_len(name);
 	uint8_t *p;
 
-	if (w->failed)
-		return -1;
 	p = rec_begin(w, DF_REC_STAT, 4 + (uint64_t)ln + 8);
 	if (!p)
 		return -1;
@@ -635,8 +628,6 @@ int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t siz
 	size_t ln = str_len(name);
 	uint8_t *p;
 
-	if (w->failed)
-		return -1;
 	p = rec_begin(w, DF_REC_JITSYM, 4 + 8 + 8 + 4 + (uint64_t)ln + 8);
 	if (!p)
 		return -1;
@@ -653,8 +644,6 @@ int df_write_meta(struct df_writer *w, const char *key, const char *value)
 	size_t lk = str_len(key), lv = str_len(value);
 	uint8_t *p;
 
-	if (w->failed)
-		return -1;
 	p = rec_begin(w, DF_REC_META, 4 + (uint64_t)lk + 4 + lv);
 	if (!p)
 		return -1;
