@@ -365,6 +365,16 @@ int df_write_thread(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, const
 	return 0;
 }
 
+/* 0, or -1 after an error if the range [@start, @end) of @pid, @what, is empty. */
+static int check_range(const struct df_writer *w, const char *what, pid_t pid, uint64_t start,
+		       uint64_t end)
+{
+	if (end > start)
+		return 0;
+	return xp_error("cannot write '%s': %s %#llx-%#llx of pid %d is empty", w->path, what,
+			(unsigned long long)start, (unsigned long long)end, (int)pid);
+}
+
 int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
 		     uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
 		     size_t build_id_len)
@@ -372,12 +382,8 @@ int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start,
 	size_t lp = str_len(path);
 	uint8_t *p;
 
-	if (w->failed)
+	if (w->failed || check_range(w, "mapping", pid, start, end))
 		return -1;
-	if (end <= start)
-		return xp_error("cannot write '%s': mapping %#llx-%#llx of pid %d is empty",
-				w->path, (unsigned long long)start, (unsigned long long)end,
-				(int)pid);
 	if (build_id_len > DF_BUILD_ID_MAX || (build_id_len && !build_id))
 		return xp_error("cannot write '%s': build-id of %zu bytes for '%s'", w->path,
 				build_id_len, path ? path : "");
@@ -658,12 +664,8 @@ int df_write_jitline(struct df_writer *w, pid_t pid, uint64_t start, uint64_t en
 	size_t lf = str_len(file);
 	uint8_t *p;
 
-	if (w->failed)
+	if (w->failed || check_range(w, "JIT line range", pid, start, end))
 		return -1;
-	if (end <= start)
-		return xp_error("cannot write '%s': JIT line range %#llx-%#llx of pid %d is empty",
-				w->path, (unsigned long long)start, (unsigned long long)end,
-				(int)pid);
 	p = rec_begin(w, DF_REC_JITLINE, 4 + 8 + 8 + 4 + 4 + (uint64_t)lf);
 	if (!p)
 		return -1;
