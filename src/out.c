@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The driver shared by every output writer: feeds the aggregated stacks
- * through a writer's begin/add/end, and the escaping helpers the text
- * formats share.  The formats themselves live in out_<format>.c.
+ * through a writer's begin/add/end, the escaping helpers the text formats
+ * share, and the begin/add of the call-tree writers.  The formats
+ * themselves live in out_<format>.c.
  */
 #include "out.h"
 #include "aggregate.h"
+#include "calltree.h"
+#include "err.h"
 
 #include <inttypes.h>
 
@@ -145,4 +148,21 @@ void out_put_json_string(FILE *f, const char *s)
 		}
 	}
 	putc('"', f);
+}
+
+int out_calltree_begin(struct out *o)
+{
+	struct calltree *t = xp_malloc(sizeof(*t));
+
+	calltree_init(t);
+	o->priv = t;
+	return 0;
+}
+
+int out_calltree_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
+{
+	calltree_add(o->priv, s->frames, s->nr, count, weight);
+	if (o->info.diff)
+		calltree_add_base(o->priv, s->frames, s->nr, out_base_value(o, s));
+	return 0;
 }

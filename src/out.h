@@ -133,6 +133,15 @@ void out_put_diff_header(struct out *o);
 uint64_t out_base_value(const struct out *o, const struct agg_stack *s);
 
 /*
+ * begin and add of the writers that draw a call tree (tree, flamegraph):
+ * o->priv is a struct calltree (calltree.h) of every stack added, with
+ * the base profile's values in a comparison.  The writer's end releases
+ * and frees it.
+ */
+int out_calltree_begin(struct out *o);
+int out_calltree_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight);
+
+/*
  * @base_value (of the base profile) scaled to the new profile's whole, so
  * that it compares with the new profile's values (difffolded.pl -n).
  */

@@ -42,23 +42,6 @@ struct fg_pruned {
 	uint64_t frames, value;
 };
 
-static int fg_begin(struct out *o)
-{
-	struct calltree *t = xp_malloc(sizeof(*t));
-
-	calltree_init(t);
-	o->priv = t;
-	return 0;
-}
-
-static int fg_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
-{
-	calltree_add(o->priv, s->frames, s->nr, count, weight);
-	if (o->info.diff)
-		calltree_add_base(o->priv, s->frames, s->nr, out_base_value(o, s));
-	return 0;
-}
-
 static int cmp_by_name(const void *a, const void *b, void *ctx)
 {
 	const struct out *o = ctx;
@@ -204,7 +187,7 @@ static int fg_end(struct out *o)
 const struct out_ops out_flamegraph = {
     .name = "flamegraph",
     .flags = OUT_DIFF,
-    .begin = fg_begin,
-    .add = fg_add,
+    .begin = out_calltree_begin,
+    .add = out_calltree_add,
     .end = fg_end,
 };

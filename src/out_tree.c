@@ -48,23 +48,6 @@ static int cmp_node(const void *a, const void *b, void *ctx)
 	return strcmp(ts->names[x->name], ts->names[y->name]);
 }
 
-static int tree_begin(struct out *o)
-{
-	struct calltree *t = xp_malloc(sizeof(*t));
-
-	calltree_init(t);
-	o->priv = t;
-	return 0;
-}
-
-static int tree_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight)
-{
-	calltree_add(o->priv, s->frames, s->nr, count, weight);
-	if (o->info.diff)
-		calltree_add_base(o->priv, s->frames, s->nr, out_base_value(o, s));
-	return 0;
-}
-
 /* One level of the walk: the children of a node still to print. */
 struct level {
 	uint32_t *kids;
@@ -179,7 +162,7 @@ static int tree_end(struct out *o)
 const struct out_ops out_tree = {
     .name = "tree",
     .flags = OUT_DIFF,
-    .begin = tree_begin,
-    .add = tree_add,
+    .begin = out_calltree_begin,
+    .add = out_calltree_add,
     .end = tree_end,
 };
