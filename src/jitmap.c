@@ -792,9 +792,27 @@ static uint64_t written_at(const struct stat *st, uint64_t now, uint64_t since)
 	return t < since ? since : t > now ? now : t;
 }
 
-static void perfmap_path(char *buf, size_t len, pid_t pid)
+/*
+ * stat(2) of @path as the process sees it (under @root, NULL: ours),
+ * without following a last symbolic link (lstat's answer, which
+ * open_side_file then refuses).  0 or -1.
+ */
+static int side_stat(const struct targetfs_root *root, const char *path, struct stat *st)
 {
-	snprintf(buf, len, "/tmp/perf-%d.map", (int)pid);
+	int fd = targetfs_open(root, path, O_RDONLY | O_NOFOLLOW);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = fstat(fd, st);
+	close(fd);
+	return ret;
+}
+
+/* The perf map of @pid as it sees itself: /tmp/perf-<its pid>.map under its root. */
+static void perfmap_path(char *buf, size_t len, pid_t pid, const struct addrspace *as)
+{
+	snprintf(buf, len, "/tmp/perf-%d.map", (int)(as && as->nspid > 0 ? as->nspid : pid));
 }
 
 /* The watch of @pid, created when @create; NULL if there is none.  Under the lock. */
@@ -813,7 +831,7 @@ static struct jit_watch *watch_of(pid_t pid, bool create)
 	return &watches.w[watches.nr++];
 }
 
-void jitmap_poll(pid_t pid, uint64_t start_mono)
+void jitmap_poll(pid_t pid, const struct addrspace *as, uint64_t start_mono)
 {
 	uint64_t now = rec_now(start_mono);
 	struct jit_watch *w;
@@ -824,9 +842,10 @@ void jitmap_poll(pid_t pid, uint64_t start_mono)
 	w = watch_of(pid, true);
 	if (w->polled_at && now - w->polled_at < JITMAP_POLL_NS)
 		goto out;
-	perfmap_path(path, sizeof(path), pid);
-	/* lstat: the checks of open_side_file come when the file is read. */
-	if (!lstat(path, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size != w->size) {
+	perfmap_path(path, sizeof(path), pid, as);
+	/* The checks of open_side_file come when the file is read. */
+	if (!side_stat(as ? as->root : NULL, path, &st) && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size != w->size) {
 		if ((uint64_t)st.st_size < w->size)
 			w->nr = 0; /* rewritten from the start: what we knew is void */
 		xp_grow((void **)&w->chunks, &w->alloc, w->nr + 1, sizeof(*w->chunks));
@@ -875,7 +894,7 @@ static int collect_files(struct df_writer *w, pid_t pid, const struct targetfs_r
 	c.chunks = watch.chunks;
 	c.nr_chunks = watch.nr;
 	c.tail_t = watch.polled_at;
-	if (perfmap && !lstat(perfmap, &st))
+	if (perfmap && !side_stat(root, perfmap, &st))
 		c.tail_t = written_at(&st, now, watch.polled_at);
 	if (perfmap)
 		read_perfmap(&c, perfmap);
@@ -917,7 +936,7 @@ int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
 	size_t i, j, n = 0;
 	int ret;
 
-	snprintf(perfmap, sizeof(perfmap), "/tmp/perf-%d.map", (int)own);
+	perfmap_path(perfmap, sizeof(perfmap), pid, as);
 	/* A JIT maps its dump once, but a mapping may show up split in pieces. */
 	for (i = 0; i < as->nr; i++) {
 		if (!is_jitdump(as->maps[i].path, own))

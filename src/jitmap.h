@@ -162,12 +162,15 @@ int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
 			 uint64_t start_mono);
 
 /*
- * Note whether /tmp/perf-@pid.map grew, and when it was written (its
+ * Note whether the perf map of @pid grew, and when it was written (its
  * mtime), while recording: call it when a sample of @pid lands in JIT
- * code.  It looks at most every JITMAP_POLL_NS per process (one lstat) and
- * reads nothing; jitmap_collect reads the lines and dates each by the
- * first look that saw the file hold it.  Thread-safe.
+ * code.  The file is the one jitmap_collect reads: /tmp/perf-N.map as the
+ * process sees it, under @as->root, N its own pid (@as->nspid; @as may be
+ * NULL: ours, @pid).  It looks at most every JITMAP_POLL_NS per process
+ * (one open and fstat) and reads nothing; jitmap_collect reads the lines
+ * and dates each by the first look that saw the file hold it.
+ * Thread-safe.
  */
-void jitmap_poll(pid_t pid, uint64_t start_mono);
+void jitmap_poll(pid_t pid, const struct addrspace *as, uint64_t start_mono);
 
 #endif

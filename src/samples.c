@@ -309,7 +309,7 @@ static void maps_check_pc(struct sampler *s, const struct raw_sample *r)
 	}
 	/* JIT code: date what the JIT's perf map gains (names valid at each sample's time). */
 	if (is_anon_code(x, pc))
-		jitmap_poll(r->proc->pid, s->start_mono);
+		jitmap_poll(r->proc->pid, &x->as, s->start_mono);
 }
 
 /* Walk the copy of @r into s->pcs; the number of frames. */

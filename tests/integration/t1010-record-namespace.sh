@@ -13,7 +13,11 @@
 #     the container's private /tmp, N its pid there: the map is found under
 #     the container's root with that pid when the program exits, and names
 #     >= 95% of the samples in the JIT code (leaf jitted_hot_loop, or an
-#     unnamed address); nothing of it is on the host.
+#     unnamed address); nothing of it is on the host;
+#   - jitreuse (tests/targets/jitreuse.c) in the container, reusing one
+#     page for two functions 70:30: the container's map is watched while
+#     recording, so each sample is named after the entry valid then (each
+#     function's share within 3 points of the target's own measure).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 # shellcheck source=../lib/ns.sh
@@ -47,4 +51,19 @@ show_file "folded" jit.folded 6
 assert_share_at_least "JIT samples named by the container's map" 95 jit.folded \
 	'leaf:jitted_hot_loop' 'leaf:jitted_hot_loop|0x[0-9a-f]+'
 assert_share_at_least "the JIT code's caller" 80 jit.folded 'tail:run_jitted;jitted_hot_loop'
+
+say "## a JIT in a container that reuses code addresses: its map dated while recording"
+# tests/targets/jitreuse: reuse_a and reuse_b take turns on one page, 70:30.
+ns_cmd "$XP_TARGETS/jitreuse" perfmap 6 2
+expect_exit 0 "$XPROF" record -q -o reuse.data -- "${NS_CMD[@]}"
+cp "$XP_OUT" reuse.out
+expect_exit 0 "$XPROF" report -i reuse.data --folded -o reuse.folded
+line=$(jit_reuse_split reuse.out reuse.folded)
+case $line in
+ok*) say "  ok: ${line#ok }" ;;
+*)
+	fail "${line#bad } (want within 3 points)"
+	show_file "folded" reuse.folded
+	;;
+esac
 finish

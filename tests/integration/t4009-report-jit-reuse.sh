@@ -24,18 +24,7 @@ check() { # MODE PHASES ARGS...
 	pid=$(awk '/^pid /{print $2}' "$mode.out")
 	rm -f "/tmp/perf-$pid.map"
 	expect_exit 0 "$XPROF" report -i "$mode.data" --folded -o "$mode.folded"
-	line=$(awk '/^truth / { ta = $3; tb = $5 }
-		FILENAME ~ /folded$/ {
-			n = $NF; sub(/ [0-9]+$/, "")
-			if ($0 ~ /;reuse_a$/) a += n
-			if ($0 ~ /;reuse_b$/) b += n
-		}
-		END {
-			if (a + b == 0) { print "none"; exit }
-			sa = 100 * a / (a + b); d = sa - ta; if (d < 0) d = -d
-			printf "%s reuse_a %.1f%% (truth %.1f%%), reuse_b %.1f%% (truth %.1f%%) of %d samples\n",
-				d <= 3 ? "ok" : "bad", sa, ta, 100 - sa, tb, a + b
-		}' "$mode.out" "$mode.folded")
+	line=$(jit_reuse_split "$mode.out" "$mode.folded")
 	case $line in
 	ok*) say "  ok: $mode: ${line#ok }" ;;
 	*) fail "$mode, $phases phases: ${line#bad } (want within 3 points)"

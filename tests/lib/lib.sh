@@ -586,6 +586,25 @@ assert_share_at_most() {
 	assert_share_between "$1" 0 "$2" "${@:3}"
 }
 
+# jit_reuse_split OUT FOLDED: how the folded stacks of tests/targets/jitreuse
+# (whose output OUT ends with "truth reuse_a A reuse_b B") split its JIT
+# samples: "ok ..." when reuse_a's share is within 3 points of the truth,
+# "bad ...", or "none" without samples in either.
+jit_reuse_split() {
+	awk '/^truth / { ta = $3; tb = $5 }
+		FILENAME != ARGV[1] {
+			n = $NF; sub(/ [0-9]+$/, "")
+			if ($0 ~ /;reuse_a$/) a += n
+			if ($0 ~ /;reuse_b$/) b += n
+		}
+		END {
+			if (a + b == 0) { print "none"; exit }
+			sa = 100 * a / (a + b); d = sa - ta; if (d < 0) d = -d
+			printf "%s reuse_a %.1f%% (truth %.1f%%), reuse_b %.1f%% (truth %.1f%%) of %d samples\n",
+				d <= 3 ? "ok" : "bad", sa, ta, 100 - sa, tb, a + b
+		}' "$1" "$2"
+}
+
 # --- flat reports --------------------------------------------------------------
 #
 # FILE is the output of 'xprof report --flat': a header, then one row per

@@ -632,13 +632,13 @@ static int test_collect_times(void)
 	fprintf(f, "7f0000001000 100 first_fn\n");
 	T_EQ_U64(fflush(f), 0);
 	nanosleep(&pause, NULL);
-	jitmap_poll(pid, start);
-	jitmap_poll(pid, start); /* within 100 ms: no look */
+	jitmap_poll(pid, NULL, start);
+	jitmap_poll(pid, NULL, start); /* within 100 ms: no look */
 	nanosleep(&pause, NULL);
 	fprintf(f, "7f0000001000 80 second_fn\n");
 	T_EQ_U64(fclose(f), 0);
 	nanosleep(&pause, NULL);
-	jitmap_poll(pid, start);
+	jitmap_poll(pid, NULL, start);
 	stacks_of(&t, pcs, 1);
 	fd = mkstemp(out);
 	T_ASSERT(fd >= 0);
