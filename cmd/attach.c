@@ -100,7 +100,7 @@ int cmd_attach(int argc, char **argv)
 	w = common_open_output(opts.rec.output, argc, argv);
 	if (!w)
 		return XP_EXIT_FAIL;
-	common_block_signals();
+	common_block_signals(&opts.rec);
 
 	tracer_init(&t, opts.rec.no_follow ? 0 : TRACER_FOLLOW);
 	for (i = 0; i < opts.npids; i++) {

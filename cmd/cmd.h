@@ -45,6 +45,7 @@ struct record_opts {
 	uint64_t delay_ns;	/* sampling starts this long after the start */
 	const char *switch_arg; /* --switch-output as given */
 	uint64_t switch_ns, switch_bytes; /* from it (0: no limit) */
+	bool switch_signal;		  /* "signal": on SIGUSR2 */
 	int switch_format;		  /* --switch-output-format: 0 data, 1 also pprof */
 	char **argv;			  /* the command, NULL-terminated */
 	int argc;

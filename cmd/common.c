@@ -86,9 +86,10 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	    XP_OPTION_DURATION(0, "flush", &ro->flush_ns, "<time>",
 			       "write the data file out at least this often (default 1s), for a "
 			       "reader of the growing file"),
-	    XP_OPTION_STRING(0, "switch-output", &ro->switch_arg, "<time|size>",
-			     "end the data file every <time> (30s, 1h) or <size> (100M, 1G) and "
-			     "start the next; each is named <output>.<timestamp>"),
+	    XP_OPTION_STRING(
+		0, "switch-output", &ro->switch_arg, "<signal|time|size>",
+		"end the data file on SIGUSR2, every <time> (30s, 1h) or <size> (100M, "
+		"1G) and start the next; each is named <output>.<timestamp>"),
 	    XP_OPTION_CHOICE(0, "switch-output-format", &ro->switch_format, "<data|pprof>",
 			     common_switch_format_choices,
 			     "pprof: also write each part as <part>.pb.gz (default data)"),
@@ -166,11 +167,13 @@ int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help)
 		    "invalid value '%s' for -D, --delay (expected 0 or a duration "
 		    "from 1ms to 7 days, like 500ms, 30s, 2m, 1h)",
 		    ro->delay_arg);
-	if (ro->switch_arg && parse_switch(ro))
+	if (ro->switch_arg && !strcmp(ro->switch_arg, "signal"))
+		ro->switch_signal = true;
+	else if (ro->switch_arg && parse_switch(ro))
 		return xp_usage_error(help,
-				      "invalid value '%s' for --switch-output (expected a time "
-				      "from 100ms, like 30s or 1h, or a size from 1K, like 100M "
-				      "or 1G)",
+				      "invalid value '%s' for --switch-output (expected 'signal', "
+				      "a time from 100ms, like 30s or 1h, or a size from 1K, like "
+				      "100M or 1G)",
 				      ro->switch_arg);
 	if (ro->switch_arg && (!strcmp(ro->output, "-") || !strncmp(ro->output, "/dev/", 5)))
 		return xp_usage_error(help, "--switch-output needs a file for -o, not '%s'",
@@ -195,11 +198,13 @@ struct df_writer *common_open_output(const char *path, int argc, char **argv)
 	return w;
 }
 
-void common_block_signals(void)
+void common_block_signals(const struct record_opts *ro)
 {
 	sigset_t set;
 
 	ctl_signal_set(&set, true);
+	if (ro->switch_signal)
+		sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 

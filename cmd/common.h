@@ -56,10 +56,11 @@ int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help);
 struct df_writer *common_open_output(const char *path, int argc, char **argv);
 
 /*
- * Block the signals the sampler takes through a signalfd, before any child
- * is started so that none is lost (a launched command unblocks them).
+ * Block the signals the sampler takes through a signalfd (SIGUSR2 too
+ * with --switch-output signal), before any child is started so that none
+ * is lost (a launched command unblocks them).
  */
-void common_block_signals(void);
+void common_block_signals(const struct record_opts *ro);
 
 /*
  * --switch-output: the parts of a recording.  The data goes to the -o

@@ -33,6 +33,7 @@ void common_sampler_parts(const struct record_opts *ro, struct df_writer *w, int
 	cp->on = true;
 	so->switch_ns = ro->switch_ns;
 	so->switch_bytes = ro->switch_bytes;
+	so->switch_signal = ro->switch_signal;
 	so->switch_fn = common_switch_output;
 	so->switch_ctx = cp;
 	/* A part ends at a flush: flush at least as often as parts end. */

@@ -136,7 +136,7 @@ int cmd_record(int argc, char **argv)
 	w = common_open_output(opts.output, opts.argc, opts.argv);
 	if (!w)
 		return XP_EXIT_FAIL;
-	common_block_signals();
+	common_block_signals(&opts);
 
 	tracer_init(&t, opts.no_follow ? 0 : TRACER_FOLLOW);
 	e = tracer_launch(&t, opts.argv);

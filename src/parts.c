@@ -23,6 +23,8 @@ bool smp_part_due(const struct sampler *s, uint64_t now)
 {
 	if (!s->o->switch_fn || s->switch_failed)
 		return false;
+	if (s->switch_now)
+		return true;
 	if (s->o->switch_ns && now - s->part_start >= s->o->switch_ns)
 		return true;
 	return s->o->switch_bytes && df_writer_bytes(s->w) >= s->o->switch_bytes;
@@ -87,6 +89,7 @@ void smp_switch_part(struct sampler *s, uint64_t now)
 		return;
 	}
 	s->w = w;
+	s->switch_now = false;
 	s->parts++;
 	s->part_start = now;
 	begin_part(s, now);

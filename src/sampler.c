@@ -417,6 +417,10 @@ static void handle_signal(struct sampler *s, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
 
+	if (sig == SIGUSR2) {
+		s->switch_now = true; /* only in the set with --switch-output signal */
+		return;
+	}
 	if (s->o->kind == SAMPLER_RECORD && sig == SIGINT && s->nsigint++ == 0) {
 		/*
 		 * Ctrl-C on a terminal reaches the command too (same process
@@ -439,6 +443,8 @@ static int setup_fds(struct sampler *s)
 	sigset_t set;
 
 	ctl_signal_set(&set, true);
+	if (s->o->switch_signal)
+		sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sigfd < 0)

@@ -53,6 +53,7 @@ struct sampler_opts {
 	 * recording goes on in it, with no more switches.
 	 */
 	uint64_t switch_ns, switch_bytes;
+	bool switch_signal; /* and when xprof gets SIGUSR2 (which it then takes) */
 	struct df_writer *(*switch_fn)(void *ctx, struct df_writer *old);
 	void *switch_ctx;
 	enum sampler_mode mode;

@@ -114,6 +114,7 @@ struct sampler {
 	uint64_t part_start;
 	unsigned int parts;
 	bool switch_failed;
+	bool switch_now;     /* SIGUSR2 came (switch_signal) */
 	unsigned long slack; /* the controller's timer slack before the recording (ns) */
 };
 

@@ -149,10 +149,13 @@ static void check_record(int argc, char **argv)
 	    (o.delay_ns && !o.delay_arg))
 		abort();
 	/* --switch-output: exactly one limit, in range; never with standard output. */
-	if (o.switch_arg && (!(o.switch_ns ? !o.switch_bytes : o.switch_bytes >= 1024) ||
-			     (o.switch_ns && o.switch_ns < 100000000ull) || !strcmp(o.output, "-")))
+	if (o.switch_arg &&
+	    ((!o.switch_signal && !(o.switch_ns ? !o.switch_bytes : o.switch_bytes >= 1024)) ||
+	     (o.switch_ns && o.switch_ns < 100000000ull) || !strcmp(o.output, "-")))
 		abort();
-	if (!o.switch_arg && (o.switch_ns || o.switch_bytes || o.switch_format))
+	if (o.switch_signal && (o.switch_ns || o.switch_bytes || strcmp(o.switch_arg, "signal")))
+		abort();
+	if (!o.switch_arg && (o.switch_ns || o.switch_bytes || o.switch_format || o.switch_signal))
 		abort();
 	/* The command: at least one word, inside argv, NULL-terminated. */
 	if (o.argc < 1 || o.argc >= argc || o.argv != argv + (argc - o.argc) || o.argv[o.argc])

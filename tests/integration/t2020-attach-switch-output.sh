@@ -13,6 +13,7 @@
 #     is the recorder's; a/b/c are 50/30/20 within 8 points;
 #   - --switch-output-format pprof leaves a whole gzip file beside each part;
 #   - by size (--switch-output 16K): several parts, each of them small;
+#   - --switch-output signal: one part per SIGUSR2, and the last at the end;
 #   - bad values are usage errors (exit 2): "5x", "10ms", "-o -", the
 #     format without --switch-output.
 # shellcheck source=tests/lib/lib.sh
@@ -78,6 +79,22 @@ for p in "${parts[@]}"; do
 done
 # A part ends at the first flush past the size: at most a flush's worth over.
 assert_within "largest part, bytes" "$big" 16384 400000
+
+say "## on SIGUSR2: --switch-output signal"
+start_bg sigattach "$XPROF" attach -p "$pid" --switch-output signal -o sig.data
+find_xprof() { xprof_pid=$(pgrep -P "${XP_BG[sigattach]}" -x xprof) && [[ $xprof_pid ]]; }
+wait_until 10 find_xprof || fail_now "no xprof process under the attach"
+wait_until 10 test -s sig.data || fail_now "the attach never wrote sig.data"
+kill -USR2 "$xprof_pid"
+has_part() { compgen -G 'sig.data.*' >/dev/null; }
+wait_until 10 has_part || fail "no part after SIGUSR2"
+kill -INT "$xprof_pid"
+wait_bg sigattach 0
+mapfile -t parts < <(ls sig.data.* | sort)
+assert_eq "parts after one SIGUSR2 and the end" "${#parts[@]}" 2
+for p in "${parts[@]}"; do
+	check_exit 0 "$XPROF" report -i "$p" --folded
+done
 
 say "## bad values"
 check_exit 2 "$XPROF" attach -p "$pid" --switch-output 5x
