@@ -97,21 +97,21 @@ static void write_pprof(const char *part, bool wait)
 	}
 	/* The child: in the background, it goes on as a grandchild and exits at once. */
 	if (!wait && fork() != 0)
-		_exit(0);
+		_exit(XP_EXIT_OK);
 	/* What the recorder holds open (the PM QoS request above all) is not ours to keep. */
 	close_range(3, ~0u, 0);
 	conv = fork();
 	if (conv == 0) {
 		execl("/proc/self/exe", "xprof", "-q", "report", "--pprof", "-i", part, "-o", tmp,
 		      (char *)NULL);
-		_exit(127);
+		_exit(XP_EXIT_NOEXEC);
 	}
 	while (conv > 0 && waitpid(conv, &status, 0) < 0 && errno == EINTR)
 		;
 	if (conv > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !rename(tmp, out))
-		_exit(0);
+		_exit(XP_EXIT_OK);
 	unlink(tmp);
-	_exit(1);
+	_exit(XP_EXIT_FAIL);
 }
 
 /* The part at cp->output ended: give it its name.  0 or -1 (printed). */
