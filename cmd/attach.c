@@ -97,10 +97,12 @@ int cmd_attach(int argc, char **argv)
 		if (common_check_target(opts.pid[i], "attach to"))
 			return XP_EXIT_FAIL;
 
+	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
+	 */
+	common_block_signals(&opts.rec);
 	w = common_open_output(opts.rec.output, argc, argv);
 	if (!w)
 		return XP_EXIT_FAIL;
-	common_block_signals(&opts.rec);
 
 	tracer_init(&t, opts.rec.no_follow ? 0 : TRACER_FOLLOW);
 	for (i = 0; i < opts.npids; i++) {

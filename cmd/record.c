@@ -133,10 +133,12 @@ int cmd_record(int argc, char **argv)
 	if (opts.quiet)
 		xp_quiet = 1;
 
+	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
+	 */
+	common_block_signals(&opts);
 	w = common_open_output(opts.output, opts.argc, opts.argv);
 	if (!w)
 		return XP_EXIT_FAIL;
-	common_block_signals(&opts);
 
 	tracer_init(&t, opts.no_follow ? 0 : TRACER_FOLLOW);
 	e = tracer_launch(&t, opts.argv);
