@@ -13,6 +13,7 @@
 #include "tracer.h"
 #include "version.h"
 #include "opt.h"
+#include "procfs.h"
 #include "cmd.h"
 #include "arch.h"
 
@@ -303,23 +304,6 @@ static int read_int_file(const char *path, int *out)
 	return ok ? 0 : -1;
 }
 
-static pid_t tracer_of(pid_t pid)
-{
-	char path[64], line[256];
-	pid_t tracer = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "TracerPid:", 10))
-			tracer = (pid_t)strtol(line + 10, NULL, 10);
-	fclose(f);
-	return tracer;
-}
-
 static void comm_of(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -459,7 +443,7 @@ int common_explain_trace_error(int err, pid_t pid, const char *what)
 	}
 	if (err != EPERM)
 		return -1;
-	tracer = pid ? tracer_of(pid) : 0;
+	tracer = pid ? procfs_tracer(pid) : 0;
 	if (tracer) {
 		comm_of(tracer, comm, sizeof(comm));
 		xp_hint("pid %d is already traced by pid %d (%s); only one tracer is allowed",

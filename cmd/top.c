@@ -16,6 +16,7 @@
 #include "common.h"
 #include "err.h"
 #include "opt.h"
+#include "procfs.h"
 #include "profile.h"
 #include "hash.h"
 #include "sorted.h"
@@ -539,24 +540,6 @@ static pid_t start_recorder(struct top *t, const char *pids)
 	_exit(XP_EXIT_FAIL);
 }
 
-/* Whether @pid has a tracer (its TracerPid in /proc is not 0). */
-static bool is_traced(pid_t pid)
-{
-	char path[64], line[256];
-	bool traced = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "TracerPid:", 10))
-			traced = atoi(line + 10) != 0;
-	fclose(f);
-	return traced;
-}
-
 /* Whether the recorder has ended (reaped: its status in t). */
 static bool recorder_ended(struct top *t)
 {
@@ -586,9 +569,9 @@ static int start_command(struct top *t, int go, int err)
 	int i, e = 0;
 
 	/* The command starts once traced, so its first instructions are profiled too. */
-	for (i = 0; i < 1000 && !is_traced(t->child) && !recorder_ended(t); i++)
+	for (i = 0; i < 1000 && !procfs_tracer(t->child) && !recorder_ended(t); i++)
 		usleep(10000);
-	if (!t->recorder_done && is_traced(t->child)) {
+	if (!t->recorder_done && procfs_tracer(t->child)) {
 		if (write(go, "x", 1) != 1 || read(err, &e, sizeof(e)) != sizeof(e))
 			e = 0; /* EOF: the exec took place */
 		if (!e)
@@ -754,8 +737,8 @@ static void watch(struct top *t)
 /* "pid 4242 (app)", "3 processes", "'./app' (pid 4242)". */
 static void describe(struct top *t)
 {
-	char path[64], comm[32] = "";
-	FILE *f;
+	char comm[32] = "";
+	pid_t pid;
 
 	if (!t->o->pids) {
 		snprintf(t->what, sizeof(t->what), "'%s' (pid %d)", t->o->argv[0], (int)t->child);
@@ -765,13 +748,8 @@ static void describe(struct top *t)
 		snprintf(t->what, sizeof(t->what), "pids %s", t->o->pids);
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%s/comm", t->o->pids);
-	f = fopen(path, "re");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-	}
+	pid = (pid_t)atoi(t->o->pids); /* checked: one number */
+	procfs_comm(pid, pid, comm, sizeof(comm));
 	snprintf(t->what, sizeof(t->what), "pid %s%s%s%s", t->o->pids, *comm ? " (" : "", comm,
 		 *comm ? ")" : "");
 }

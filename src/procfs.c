@@ -31,6 +31,23 @@ void procfs_comm(pid_t pid, pid_t tid, char *out, size_t len)
 	out[strcspn(out, "\n")] = 0;
 }
 
+pid_t procfs_tracer(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "TracerPid:", 10))
+			tracer = (pid_t)strtol(line + 10, NULL, 10);
+	fclose(f);
+	return tracer;
+}
+
 int procfs_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 {
 	char path[64], line[256];

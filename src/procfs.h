@@ -20,6 +20,9 @@ void procfs_comm(pid_t pid, pid_t tid, char *out, size_t len);
 /* Tgid and PPid of @tid from /proc/@tid/status.  0, or -errno (-EINVAL if missing). */
 int procfs_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid);
 
+/* TracerPid of @pid from /proc/@pid/status: its tracer, 0 if none or unreadable. */
+pid_t procfs_tracer(pid_t pid);
+
 /* The target of /proc/@pid/exe into @out; "" when unreadable. */
 void procfs_exe(pid_t pid, char *out, size_t len);
 
