@@ -6,6 +6,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "control.h"
 #include "datafile.h"
 #include "err.h"
 #include "opt.h"
@@ -79,6 +80,7 @@ int cmd_attach(int argc, char **argv)
 	struct sampler_stats st;
 	struct common_parts parts;
 	char name[PATH_MAX];
+	struct control ctl;
 	struct df_writer *w;
 	struct tracer t;
 	char what[64];
@@ -97,12 +99,16 @@ int cmd_attach(int argc, char **argv)
 		if (common_check_target(opts.pid[i], "attach to"))
 			return XP_EXIT_FAIL;
 
+	if (common_open_control(&opts.rec, &ctl))
+		return XP_EXIT_FAIL;
 	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
 	 */
 	common_block_signals(&opts.rec);
 	w = common_open_output(opts.rec.output, argc, argv);
-	if (!w)
+	if (!w) {
+		control_close(&ctl);
 		return XP_EXIT_FAIL;
+	}
 
 	tracer_init(&t, opts.rec.no_follow ? 0 : TRACER_FOLLOW);
 	for (i = 0; i < opts.npids; i++) {
@@ -117,16 +123,21 @@ int cmd_attach(int argc, char **argv)
 			tracer_detach_all(&t);
 			tracer_release(&t);
 			df_writer_discard(w); /* nothing recorded: an earlier output stays */
+			control_close(&ctl);
 			return XP_EXIT_FAIL;
 		}
 	}
 	common_sampler_opts(&opts.rec, SAMPLER_ATTACH, &so);
 	common_sampler_parts(&opts.rec, w, argc, argv, &parts, &so);
+	so.control = opts.rec.control_arg ? &ctl : NULL;
 	ret = sampler_run(&t, w, &so, &st);
+	control_close(&ctl);
 	if (common_parts_close(&parts, name, sizeof(name), &bytes))
 		ret = -1;
 	if (st.end == SAMPLER_END_SIGNAL)
 		xp_info("sampling stopped by %s", strsignal(st.end_signal));
+	else if (st.end == SAMPLER_END_CONTROL)
+		xp_info("sampling stopped by a 'stop' command of --control");
 	else if (st.end == SAMPLER_END_ALL_EXITED)
 		xp_info("every target process has exited");
 	if (st.end == SAMPLER_END_WRITE_ERROR) {

@@ -47,6 +47,8 @@ struct record_opts {
 	uint64_t switch_ns, switch_bytes; /* from it (0: no limit) */
 	bool switch_signal;		  /* "signal": on SIGUSR2 */
 	int switch_format;		  /* --switch-output-format: 0 data, 1 also pprof */
+	bool start_disabled;		  /* --delay -1: sampling starts at --control's 'enable' */
+	const char *control_arg;	  /* --control as given: fifo:CTL[,ACK] */
 	char **argv;			  /* the command, NULL-terminated */
 	int argc;
 };

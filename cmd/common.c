@@ -6,6 +6,7 @@
  * evsel__open_strerror does).
  */
 #include "common.h"
+#include "control.h"
 #include "ctl.h"
 #include "err.h"
 #include "datafile.h"
@@ -63,8 +64,11 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 			     "write the data here (default xprof.data)"),
 	    XP_OPTION_DURATION('d', "duration", &ro->duration_ns, "<time>", duration_help),
 	    XP_OPTION_STRING('D', "delay", &ro->delay_arg, "<time>",
-			     "start sampling this long after the start (500ms, 2s); --duration "
-			     "counts from then"),
+			     "start sampling this long after the start (500ms, 2s; -1: at "
+			     "--control's 'enable'); --duration counts from then"),
+	    XP_OPTION_STRING(0, "control", &ro->control_arg, "fifo:<ctl>[,<ack>]",
+			     "take commands (enable, disable, mark <name>, stop, ping) from the "
+			     "FIFO <ctl>; 'ack' each on <ack>"),
 	    COMMON_OPTION_CALL_GRAPH(&ro->call_graph),
 	    XP_OPTION_UINT(0, "max-depth", &ro->max_depth, "<n>", 1, XP_MAX_DEPTH,
 			   "deepest stack kept, in frames (default 1024)"),
@@ -161,13 +165,23 @@ static int parse_switch(struct record_opts *ro)
 
 int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help)
 {
-	if (ro->delay_arg && strcmp(ro->delay_arg, "0") &&
+	struct control_spec spec;
+
+	if (ro->control_arg && control_spec_parse(ro->control_arg, &spec))
+		return xp_usage_error(help,
+				      "invalid value '%s' for --control (expected fifo:<ctl> or "
+				      "fifo:<ctl>,<ack>)",
+				      ro->control_arg);
+	ro->start_disabled = ro->delay_arg && !strcmp(ro->delay_arg, "-1");
+	if (ro->start_disabled && !ro->control_arg)
+		return xp_usage_error(help, "option '--delay -1' needs '--control': sampling "
+					    "starts at its 'enable' command");
+	if (ro->delay_arg && strcmp(ro->delay_arg, "0") && !ro->start_disabled &&
 	    xp_parse_duration_ns(ro->delay_arg, &ro->delay_ns))
-		return xp_usage_error(
-		    help,
-		    "invalid value '%s' for -D, --delay (expected 0 or a duration "
-		    "from 1ms to 7 days, like 500ms, 30s, 2m, 1h)",
-		    ro->delay_arg);
+		return xp_usage_error(help,
+				      "invalid value '%s' for -D, --delay (expected 0, -1 or a "
+				      "duration from 1ms to 7 days, like 500ms, 30s, 2m, 1h)",
+				      ro->delay_arg);
 	if (ro->switch_arg && !strcmp(ro->switch_arg, "signal"))
 		ro->switch_signal = true;
 	else if (ro->switch_arg && parse_switch(ro))
@@ -182,6 +196,18 @@ int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help)
 	if (ro->switch_format && !ro->switch_arg)
 		return xp_usage_error(help, "--switch-output-format needs --switch-output");
 	return 0;
+}
+
+int common_open_control(const struct record_opts *ro, struct control *c)
+{
+	struct control_spec spec;
+
+	control_init(c);
+	if (!ro->control_arg)
+		return 0;
+	if (control_spec_parse(ro->control_arg, &spec))
+		return xp_error("invalid value '%s' for --control", ro->control_arg);
+	return control_open(c, &spec);
 }
 
 struct df_writer *common_open_output(const char *path, int argc, char **argv)
@@ -218,6 +244,7 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 	    .duration_ns = ro->duration_ns,
 	    .flush_ns = ro->flush_ns ? ro->flush_ns : SAMPLER_FLUSH_NS,
 	    .delay_ns = ro->delay_ns,
+	    .start_disabled = ro->start_disabled,
 	    .mode = (enum sampler_mode)ro->mode,
 	    .kind = (enum sampler_kind)kind,
 	    .stack_bytes = SAMPLER_STACK_BYTES,

@@ -38,13 +38,14 @@ struct xp_option;
  * what -d means for the command.  Returns how many entries were written (at
  * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 16
+#define COMMON_RECORD_OPTIONS 17
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
 
 /*
  * After parsing: the values of @ro's options that the table leaves as
- * strings (--delay).  0, or 2 after a usage error (printed with @help).
+ * strings (--delay, --control).  0, or 2 after a usage error (printed
+ * with @help).
  */
 struct xp_cmd_help;
 int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help);
@@ -90,6 +91,13 @@ struct df_writer *common_switch_output(void *ctx, struct df_writer *old);
  * 0, or -1 after a printed error.
  */
 int common_parts_close(struct common_parts *cp, char *name, size_t len, uint64_t *bytes);
+
+/*
+ * Open the FIFOs of --control, if given, into @c (control.h).  0, or -1
+ * after an error (exit 1): call it before starting or attaching to anything.
+ */
+struct control;
+int common_open_control(const struct record_opts *ro, struct control *c);
 
 /* The sampler settings from the shared record/attach options. */
 void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_opts *so);

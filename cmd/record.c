@@ -13,6 +13,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "control.h"
 #include "ctl.h"
 #include "datafile.h"
 #include "err.h"
@@ -42,6 +43,8 @@ static const struct xp_cmd_help record_help = {
 		"    xprof record -F 4999 -o app.data -- ./app # higher rate, other file\n"
 		"    xprof record -d 10s -- ./server           # sample the first 10 s only\n"
 		"    xprof record -D 2s -- ./server            # all but the first 2 s (start-up)\n"
+		"    mkfifo ctl; xprof record -D -1 --control fifo:ctl -- ./app &\n"
+		"    echo enable > ctl; ...; echo 'mark load' > ctl; ...; echo disable > ctl\n"
 		"    xprof record -g dwarf -- ./app            # CFI for every frame\n"
 		"    xprof report --folded > app.folded        # then look at the profile\n",
 };
@@ -120,6 +123,7 @@ int cmd_record(int argc, char **argv)
 	struct sampler_stats st;
 	struct common_parts parts;
 	char name[PATH_MAX];
+	struct control ctl;
 	struct df_writer *w;
 	struct tracer t;
 	uint64_t bytes;
@@ -133,12 +137,16 @@ int cmd_record(int argc, char **argv)
 	if (opts.quiet)
 		xp_quiet = 1;
 
+	if (common_open_control(&opts, &ctl))
+		return XP_EXIT_FAIL;
 	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
 	 */
 	common_block_signals(&opts);
 	w = common_open_output(opts.output, opts.argc, opts.argv);
-	if (!w)
+	if (!w) {
+		control_close(&ctl);
 		return XP_EXIT_FAIL;
+	}
 
 	tracer_init(&t, opts.no_follow ? 0 : TRACER_FOLLOW);
 	e = tracer_launch(&t, opts.argv);
@@ -146,11 +154,14 @@ int cmd_record(int argc, char **argv)
 		common_explain_trace_error(-e, 0, "trace the command");
 		tracer_release(&t);
 		df_writer_discard(w);
+		control_close(&ctl);
 		return XP_EXIT_FAIL;
 	}
 	common_sampler_opts(&opts, SAMPLER_RECORD, &so);
 	common_sampler_parts(&opts, w, opts.argc, opts.argv, &parts, &so);
+	so.control = opts.control_arg ? &ctl : NULL;
 	ret = sampler_run(&t, w, &so, &st);
+	control_close(&ctl);
 	if (wait_root(&t))
 		xp_warn("lost track of the command: %s", strerror(errno));
 	code = exit_status_of(t.root_status);
@@ -162,6 +173,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (st.end == SAMPLER_END_SIGNAL && !xp_quiet)
 		xp_info("sampling stopped by %s", strsignal(st.end_signal));
+	if (st.end == SAMPLER_END_CONTROL && !xp_quiet)
+		xp_info("sampling stopped by a 'stop' command of --control");
 	/*
 	 * A shell says "Segmentation fault (core dumped)" about its own
 	 * children; ours sees only 139, so say it here.

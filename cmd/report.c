@@ -655,6 +655,21 @@ void report_write_header(const struct profile *p, FILE *out)
 		put_text(p->metas[i].value, out);
 	}
 	fprintf(out, "\n# samples : %zu\n", p->nr_samples);
+	/* Phases and the switches of sampling, in the order they came. */
+	for (i = 0; i < p->nr_marks; i++) {
+		const struct profile_mark *m = &p->marks[i];
+
+		if (m->kind == DF_MARK_PHASE) {
+			fputs("# phase ", out);
+			put_text(m->name, out);
+		} else {
+			fputs(m->kind == DF_MARK_ENABLE ? "# sampling enabled"
+							: "# sampling disabled",
+			      out);
+		}
+		fprintf(out, " : %llu.%09llu s\n", (unsigned long long)(m->t / 1000000000u),
+			(unsigned long long)(m->t % 1000000000u));
+	}
 	/* Pids are the host's everywhere; say which a process knew itself by, when another. */
 	for (i = 0; i < p->nr_procs; i++)
 		if (p->procs[i].nspid && p->procs[i].nspid != p->procs[i].pid &&

@@ -658,6 +658,24 @@ int df_write_meta(struct df_writer *w, const char *key, const char *value)
 	return 0;
 }
 
+int df_write_mark(struct df_writer *w, uint64_t t, uint32_t kind, const char *name)
+{
+	size_t ln = str_len(name);
+	uint8_t *p;
+
+	if (w->failed)
+		return -1;
+	if (ln > DF_MARK_NAME_MAX)
+		return xp_error("cannot write '%s': a phase name of %zu bytes", w->path, ln);
+	p = rec_begin(w, DF_REC_MARK, 8 + 4 + 4 + (uint64_t)ln);
+	if (!p)
+		return -1;
+	put_u64(&p, t);
+	put_u32(&p, kind);
+	put_str(&p, name, ln);
+	return 0;
+}
+
 int df_write_jitline(struct df_writer *w, pid_t pid, uint64_t start, uint64_t end, const char *file,
 		     uint32_t line)
 {

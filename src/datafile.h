@@ -45,9 +45,17 @@ enum df_rec_type {
 	DF_REC_SAMPLES = 10, /* samples of one thread, varint-delta encoded */
 	DF_REC_JITLINE = 11, /* the source line of a range of JIT code (from a jitdump) */
 	DF_REC_VDSO = 12,    /* an image of the kernel's [vdso], to name its functions */
+	DF_REC_MARK = 13,    /* a named phase starts, or sampling is enabled or disabled */
 };
 
 #define DF_VDSO_MAX (1u << 20) /* a larger [vdso] image is not one */
+
+enum df_mark_kind {
+	DF_MARK_PHASE = 0,   /* the phase named in the record starts ('mark NAME') */
+	DF_MARK_ENABLE = 1,  /* sampling starts or resumes */
+	DF_MARK_DISABLE = 2, /* sampling pauses */
+};
+#define DF_MARK_NAME_MAX 128 /* a longer phase name is corruption */
 
 enum df_process_flags {
 	DF_PROC_EXEC = 1 << 0,	   /* this record starts a new image (exec): forget old mappings */
@@ -123,6 +131,12 @@ int df_write_jitline(struct df_writer *w, pid_t pid, uint64_t start, uint64_t en
  * offering one already written does nothing and returns 0.
  */
 int df_write_vdso(struct df_writer *w, const void *image, size_t len);
+
+/*
+ * At @t, a mark of @kind (enum df_mark_kind); @name is the phase's for
+ * DF_MARK_PHASE (1 to DF_MARK_NAME_MAX bytes), "" otherwise.
+ */
+int df_write_mark(struct df_writer *w, uint64_t t, uint32_t kind, const char *name);
 
 /* write(2) what is buffered.  0 or -1 (printed). */
 int df_writer_flush(struct df_writer *w);

@@ -89,6 +89,8 @@ void profile_release(struct profile *p)
 		free(p->jitlines[i].file);
 	for (i = 0; i < p->nr_vdsos; i++)
 		free(p->vdsos[i].image);
+	for (i = 0; i < p->nr_marks; i++)
+		free(p->marks[i].name);
 	free(p->procs);
 	free(p->threads);
 	free(p->maps);
@@ -100,6 +102,7 @@ void profile_release(struct profile *p)
 	free(p->jitsyms);
 	free(p->jitlines);
 	free(p->vdsos);
+	free(p->marks);
 	free(p->name);
 	index_free(p->idx);
 	memset(p, 0, sizeof(*p));
@@ -466,6 +469,31 @@ static int parse_vdso(struct rd *r, struct cur *c)
 	return 0;
 }
 
+static int parse_mark(struct rd *r, struct cur *c)
+{
+	struct profile *p = r->p;
+	struct profile_mark m = {0};
+
+	m.t = get_u64(c);
+	m.kind = get_u32(c);
+	m.name = get_str(c);
+	if (c->bad)
+		return -1;
+	if (strlen(m.name) > DF_MARK_NAME_MAX || (m.kind == DF_MARK_PHASE && !m.name[0])) {
+		free(m.name);
+		r->why = "phase mark with an empty or over-long name";
+		return -1;
+	}
+	/* A kind of a later revision: skipped, as a record of an unknown type. */
+	if (m.kind > DF_MARK_DISABLE) {
+		free(m.name);
+		return 0;
+	}
+	GROW(p, marks);
+	p->marks[p->nr_marks++] = m;
+	return 0;
+}
+
 /* One entry per line, indexed by type: clang-format would pack them. */
 /* clang-format off */
 static const struct {
@@ -484,6 +512,7 @@ static const struct {
 	[DF_REC_SAMPLES] = {"SAMPLES", parse_samples},
 	[DF_REC_JITLINE] = {"JITLINE", parse_jitline},
 	[DF_REC_VDSO]    = {"VDSO", parse_vdso},
+	[DF_REC_MARK]    = {"MARK", parse_mark},
 };
 /* clang-format on */
 

@@ -101,6 +101,13 @@ struct profile_vdso {
 	size_t len; /* > 0 */
 };
 
+/* A MARK record: a phase starts, or sampling is enabled or disabled (enum df_mark_kind). */
+struct profile_mark {
+	uint64_t t;
+	uint32_t kind;
+	char *name; /* the phase (DF_MARK_PHASE), else "" */
+};
+
 struct profile_index;
 
 struct profile {
@@ -131,8 +138,11 @@ struct profile {
 	size_t nr_jitlines;
 	struct profile_vdso *vdsos;
 	size_t nr_vdsos;
+	struct profile_mark *marks; /* of the kinds this reader knows */
+	size_t nr_marks;
 	unsigned long alloc_procs, alloc_threads, alloc_maps, alloc_stacks, alloc_samples,
-	    alloc_exits, alloc_stats, alloc_metas, alloc_jitsyms, alloc_jitlines, alloc_vdsos;
+	    alloc_exits, alloc_stats, alloc_metas, alloc_jitsyms, alloc_jitlines, alloc_vdsos,
+	    alloc_marks;
 
 	uint64_t records;	 /* whole records read */
 	uint64_t unknown;	 /* records of an unknown type, skipped */

@@ -6,6 +6,7 @@
  * samples, once no interrupt is outstanding.
  */
 #include "sampler_int.h"
+#include "control.h"
 #include "ctl.h"
 #include "datafile.h"
 #include "err.h"
@@ -559,6 +560,7 @@ static void set_enabled(struct sampler *s, bool on, uint64_t now)
 	if (on == s->enabled)
 		return;
 	s->enabled = on;
+	smp_check_write(s, df_write_mark(s->w, now, on ? DF_MARK_ENABLE : DF_MARK_DISABLE, ""));
 	if (!on) {
 		s->sampled_ns += now - s->enabled_at;
 		arm_timer_at(s, 0);
@@ -596,13 +598,51 @@ static void on_timer(struct sampler *s)
 	spin_for_stops(s);
 }
 
+/* Act on the commands waiting in the --control FIFO, acknowledging each. */
+static void on_control(struct sampler *s)
+{
+	struct control_cmd cmd;
+
+	while (control_poll(s->o->control, &cmd)) {
+		uint64_t now = smp_now(s);
+
+		switch (cmd.kind) {
+		case CONTROL_ENABLE:
+		case CONTROL_DISABLE:
+			set_enabled(s, cmd.kind == CONTROL_ENABLE, now);
+			break;
+		case CONTROL_MARK:
+			smp_check_write(s, df_write_mark(s->w, now, DF_MARK_PHASE, cmd.name));
+			break;
+		case CONTROL_STOP:
+			if (!s->stopping)
+				s->st->end = SAMPLER_END_CONTROL;
+			s->stopping = true;
+			break;
+		case CONTROL_NONE:
+		case CONTROL_PING:
+			break;
+		case CONTROL_INVALID:
+			/* As perf: no acknowledgement for what is not a command. */
+			xp_warn("ignored --control command '%s': %s", cmd.name, cmd.why);
+			continue;
+		}
+		xp_debug(1, "--control: '%s %s' at %.3f s", control_kind_name(cmd.kind), cmd.name,
+			 (double)now / 1e9);
+		control_ack(s->o->control);
+	}
+}
+
 /*
  * One turn of the loop: handle the waiting stops, end on the end
- * conditions, sleep until the timer or a signal.  False once it should end.
+ * conditions, sleep until the timer, a signal or a --control command.
+ * False once it should end.
  */
 static bool loop_once(struct sampler *s)
 {
-	struct pollfd pfd[2] = {{s->sigfd, POLLIN, 0}, {s->timerfd, POLLIN, 0}};
+	struct pollfd pfd[3] = {{s->sigfd, POLLIN, 0},
+				{s->timerfd, POLLIN, 0},
+				{s->o->control ? s->o->control->fd : -1, POLLIN, 0}};
 	struct signalfd_siginfo si;
 	bool none_left;
 	uint64_t now;
@@ -629,7 +669,7 @@ static bool loop_once(struct sampler *s)
 	if (!s->pending && smp_part_due(s, now))
 		smp_switch_part(s, now);
 	status_line(s, false);
-	if (poll(pfd, 2, s->pending ? 2 : 250) < 0 && errno != EINTR) {
+	if (poll(pfd, 3, s->pending ? 2 : 250) < 0 && errno != EINTR) {
 		s->st->end = SAMPLER_END_ERROR;
 		return xp_error("poll failed: %s", strerror(errno)) && false;
 	}
@@ -639,6 +679,8 @@ static bool loop_once(struct sampler *s)
 				handle_signal(s, &si);
 	if (pfd[1].revents & POLLIN)
 		on_timer(s);
+	if (pfd[2].revents & POLLIN)
+		on_control(s);
 	return !s->stopping;
 }
 
@@ -662,8 +704,9 @@ static void start(struct sampler *s)
 	if (s->o->rt_priority)
 		s->st->rt_priority = ctl_raise_priority(s->o->rt_priority);
 	s->slack = ctl_min_timer_slack();
-	if (s->o->delay_ns) {
-		s->enable_at = s->o->delay_ns;
+	if (s->o->delay_ns || s->o->start_disabled) {
+		smp_check_write(s, df_write_mark(s->w, 0, DF_MARK_DISABLE, ""));
+		s->enable_at = s->o->start_disabled ? 0 : s->o->delay_ns;
 		arm_timer_at(s, s->enable_at);
 		return;
 	}

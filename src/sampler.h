@@ -26,6 +26,7 @@
 
 struct tracer;
 struct df_writer;
+struct control;
 
 enum sampler_mode {
 	SAMPLER_CPU = 0, /* threads that ran since the last tick, weighted by CPU time */
@@ -56,6 +57,8 @@ struct sampler_opts {
 	bool switch_signal; /* and when xprof gets SIGUSR2 (which it then takes) */
 	struct df_writer *(*switch_fn)(void *ctx, struct df_writer *old);
 	void *switch_ctx;
+	bool start_disabled;  /* sampling starts at an 'enable' of @control (--delay -1) */
+	struct control *control; /* commands from --control (control.h), NULL: none */
 	enum sampler_mode mode;
 	enum sampler_kind kind;
 	size_t stack_bytes; /* most bytes copied from SP per sample */
@@ -80,6 +83,7 @@ enum sampler_end {
 	SAMPLER_END_ALL_EXITED,
 	SAMPLER_END_DURATION,
 	SAMPLER_END_SIGNAL,
+	SAMPLER_END_CONTROL, /* a 'stop' command of --control */
 	SAMPLER_END_WRITE_ERROR,
 	SAMPLER_END_ERROR,
 };

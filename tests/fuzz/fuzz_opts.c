@@ -146,7 +146,8 @@ static void check_record(int argc, char **argv)
 	    o.mode >= nchoices(common_mode_choices) || !o.output || !*o.output ||
 	    (o.duration_ns && (o.duration_ns < NS_MIN || o.duration_ns > NS_MAX)) ||
 	    (o.delay_ns && (o.delay_ns < NS_MIN || o.delay_ns > NS_MAX)) ||
-	    (o.delay_ns && !o.delay_arg))
+	    (o.delay_ns && !o.delay_arg) || (o.start_disabled && (o.delay_ns || !o.control_arg)) ||
+	    (o.control_arg && strncmp(o.control_arg, "fifo:", 5)))
 		abort();
 	/* --switch-output: exactly one limit, in range; never with standard output. */
 	if (o.switch_arg &&
@@ -181,7 +182,8 @@ static void check_attach(int argc, char **argv)
 	    o.rec.freq_hz > XP_MAX_FREQ || o.rec.call_graph < 0 ||
 	    o.rec.call_graph >= nchoices(common_call_graph_choices) || o.rec.mode < 0 ||
 	    o.rec.mode >= nchoices(common_mode_choices) ||
-	    (o.rec.delay_ns && (o.rec.delay_ns < NS_MIN || o.rec.delay_ns > NS_MAX)))
+	    (o.rec.delay_ns && (o.rec.delay_ns < NS_MIN || o.rec.delay_ns > NS_MAX)) ||
+	    (o.rec.start_disabled && (o.rec.delay_ns || !o.rec.control_arg)))
 		abort();
 	/* A list of numbers: no empty element, so nothing to guess about. */
 	if (!o.pids || o.pids[0] == ',' || strstr(o.pids, ",,") ||

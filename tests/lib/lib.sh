@@ -506,6 +506,14 @@ assert_error_line() {
 	fi
 }
 
+# recorder_stat DATAFILE NAME: the value of the recorder's statistic NAME
+# (a STAT record, as 'report --header-only' prints it); empty if absent.
+recorder_stat() {
+	"$XPROF" report -i "$1" --header-only -o "$XP_TMP/stat.header" ||
+		fail "report --header-only of $1 failed"
+	awk -v n="$2" '$2 == "stat" && $3 == n { v = $5 } END { print v }' "$XP_TMP/stat.header"
+}
+
 # --- folded stacks -------------------------------------------------------------
 #
 # FILE is the output of 'xprof report --folded'.  A CONDITION selects

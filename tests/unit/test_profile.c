@@ -76,6 +76,8 @@ static uint8_t *make_file(uint16_t e_machine, size_t *len)
 	df_write_jitline(w, 100, 0x7f0000200000ull, 0x7f0000200010ull, "app.js", 7);
 	df_write_vdso(w, "\177ELF-vdso", 10);
 	df_write_vdso(w, "\177ELF-vdso", 10); /* the same image again: not written */
+	df_write_mark(w, 500, DF_MARK_PHASE, "load");
+	df_write_mark(w, 600, DF_MARK_DISABLE, "");
 	df_write_exit(w, 4000, 100, 101, 0);
 	df_write_exit(w, 5000, 100, 0, 9);
 	df_write_stat(w, "samples", 3);
@@ -188,7 +190,13 @@ static int check_full(const struct profile *p, uint16_t e_machine)
 		T_EQ_U64(v, 4);
 		T_ASSERT(!profile_stat(p, "lost", &v));
 	}
-	T_EQ_U64(p->records, 19);
+	T_EQ_U64(p->nr_marks, 2);
+	T_EQ_U64(p->marks[0].t, 500);
+	T_EQ_U64(p->marks[0].kind, DF_MARK_PHASE);
+	T_EQ_STR(p->marks[0].name, "load");
+	T_EQ_U64(p->marks[1].kind, DF_MARK_DISABLE);
+	T_EQ_STR(p->marks[1].name, "");
+	T_EQ_U64(p->records, 21);
 	return T_OK;
 }
 
@@ -361,7 +369,7 @@ static int test_truncated_everywhere(void)
 		}
 		profile_release(&p);
 	}
-	T_EQ_U64(prev_records, 18); /* all but the last record */
+	T_EQ_U64(prev_records, 20); /* all but the last record */
 	free(buf);
 	return T_OK;
 }
@@ -506,6 +514,43 @@ static int test_forward_compatible(void)
 	T_EQ_U64(p.unknown, 2);
 	T_ASSERT(profile_stat(&p, "n", &v));
 	T_EQ_U64(v, 7);
+	profile_release(&p);
+	return T_OK;
+}
+
+/*
+ * MARK records: a kind of a later revision is skipped; a phase without a
+ * name is corruption (here in the middle of the file: an error).
+ */
+static int test_marks(void)
+{
+	/* t 5, kind, name "a" / "" */
+	uint8_t phase[8 + 4 + 4 + 1] = {5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'a'};
+	uint8_t later[8 + 4 + 4] = {6, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0};
+	uint8_t enable[8 + 4 + 4] = {7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+	uint8_t unnamed[8 + 4 + 4] = {8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct profile p;
+	struct buf b;
+	int ret;
+
+	b_header(&b, DF_HEADER_LEN);
+	b_rec(&b, DF_REC_MARK, sizeof(phase), phase, sizeof(phase));
+	b_rec(&b, DF_REC_MARK, sizeof(later), later, sizeof(later));
+	b_rec(&b, DF_REC_MARK, sizeof(enable), enable, sizeof(enable));
+	T_EQ_U64(load(&p, b.b, b.len), 0);
+	T_EQ_U64(p.nr_marks, 2);
+	T_EQ_STR(p.marks[0].name, "a");
+	T_EQ_U64(p.marks[1].kind, DF_MARK_ENABLE);
+	T_EQ_U64(p.marks[1].t, 7);
+	profile_release(&p);
+
+	b_header(&b, DF_HEADER_LEN);
+	b_rec(&b, DF_REC_MARK, sizeof(unnamed), unnamed, sizeof(unnamed));
+	b_rec(&b, DF_REC_MARK, sizeof(phase), phase, sizeof(phase));
+	cap_begin();
+	ret = load(&p, b.b, b.len);
+	T_ASSERT(strstr(cap_end(), "phase mark with an empty or over-long name"));
+	T_EQ_U64(ret, -1);
 	profile_release(&p);
 	return T_OK;
 }
@@ -717,8 +762,9 @@ static int test_find_mapping(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_round_trip), T_CASE(test_sample_batches), T_CASE(test_round_trip_file),
-       T_CASE(test_foreign_machine), T_CASE(test_truncated_everywhere), T_CASE(test_truncated_live),
-       T_CASE(test_not_xprof), T_CASE(test_wrong_version), T_CASE(test_forward_compatible),
+T_MAIN(T_CASE(test_marks), T_CASE(test_round_trip), T_CASE(test_sample_batches),
+       T_CASE(test_round_trip_file), T_CASE(test_foreign_machine),
+       T_CASE(test_truncated_everywhere), T_CASE(test_truncated_live), T_CASE(test_not_xprof),
+       T_CASE(test_wrong_version), T_CASE(test_forward_compatible),
        T_CASE(test_corrupt_middle_and_tail), T_CASE(test_duplicate_stack_id),
        T_CASE(test_find_mapping), T_CASE(test_process_nspid))
