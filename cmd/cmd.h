@@ -106,6 +106,7 @@ struct report_opts {
 	bool header_only;	      /* print the recording's meta data and statistics only */
 	struct xp_strlist debug_dirs; /* --debug-dir, each a colon-separated list */
 	const char *time_arg;	      /* --time as given */
+	const char *phase;	      /* --phase: the name of the phases to keep */
 	const char *diff_base;	      /* --diff: the base data file, compared with -i */
 	struct xp_strlist inputs;     /* every -i; input is the first */
 	struct report_time time_from, time_to;

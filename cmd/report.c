@@ -52,6 +52,7 @@ static const struct xp_cmd_help report_help = {
 		"    xprof report --comm worker --per-thread --flat --limit 20\n"
 		"    xprof report -i old.data --flat        # another data file\n"
 		"    xprof report --header-only             # how the recording went (stop times, ...)\n"
+		"    xprof report --phase load --folded     # from 'mark load' to the next mark\n"
 		"    xprof report --debug-dir ~/debug       # debuginfo under ~/debug/.build-id\n",
 };
 
@@ -317,6 +318,9 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	    XP_OPTION_STRING(0, "time", &opts->time_arg, "<from>,<to>",
 			     "only samples in this window: times since the start (1.5, 200ms), or "
 			     "% of the run"),
+	    XP_OPTION_STRING(0, "phase", &opts->phase, "<name>",
+			     "only samples of the phases named <name>: from each 'mark <name>' "
+			     "sent to --control to the next mark"),
 	    XP_OPTION_FLAG(0, "per-thread", &opts->per_thread,
 			   "put a 'comm/tid' frame at the root of every stack"),
 	    XP_OPTION_FLAG(0, "no-inline", &opts->no_inline,
@@ -480,6 +484,67 @@ static void time_range(const struct report_opts *opts, const struct profile *p, 
 	ao->t_to = time_point(&opts->time_to, first, last, UINT64_MAX);
 }
 
+/* @s, bytes other than printable ASCII as \xNN, appended to @buf (of @size) at *@len. */
+static void put_text_buf(const char *s, char *buf, size_t size, size_t *len)
+{
+	for (; *s && *len + 5 < size; s++) {
+		if (*s >= 0x20 && *s < 0x7f && *s != '\\')
+			buf[(*len)++] = *s;
+		else
+			*len +=
+			    (size_t)snprintf(buf + *len, size - *len, "\\x%02x", (unsigned char)*s);
+	}
+	buf[*len] = 0;
+}
+
+/*
+ * --phase: the spans of the phases of @p named opts->phase, each from its
+ * mark to the next phase mark (or the end), into ao->spans (allocated, for
+ * the caller to free).  0, or -1 after an error naming the known phases.
+ */
+static int phase_spans(const struct report_opts *opts, const struct profile *p, struct agg_opts *ao)
+{
+	struct agg_span *spans = xp_calloc(p->nr_marks + 1, sizeof(*spans));
+	char known[512];
+	size_t i, j, n = 0, len = 0;
+
+	known[0] = 0;
+	for (i = 0; i < p->nr_marks; i++) {
+		const struct profile_mark *m = &p->marks[i];
+
+		if (m->kind != DF_MARK_PHASE)
+			continue;
+		for (j = 0; j < i; j++)
+			if (p->marks[j].kind == DF_MARK_PHASE && !strcmp(p->marks[j].name, m->name))
+				break;
+		if (j == i) {
+			put_text_buf(len ? ", " : "", known, sizeof(known), &len);
+			put_text_buf(m->name, known, sizeof(known), &len);
+		}
+		if (strcmp(m->name, opts->phase))
+			continue;
+		spans[n] = (struct agg_span){m->t, UINT64_MAX};
+		for (j = i + 1; j < p->nr_marks; j++)
+			if (p->marks[j].kind == DF_MARK_PHASE) {
+				spans[n].to = p->marks[j].t;
+				break;
+			}
+		n++;
+	}
+	if (!n) {
+		free(spans);
+		if (!len)
+			return xp_error("no phase '%s' in '%s': it has no phases (name them with "
+					"'mark <name>' on --control)",
+					opts->phase, p->name);
+		return xp_error("no phase '%s' in '%s' (its phases: %s)", opts->phase, p->name,
+				known);
+	}
+	ao->spans = spans;
+	ao->nr_spans = n;
+	return 0;
+}
+
 /*
  * The most a report writes: 64 MiB, and 32 bytes per byte of the data file
  * (a recording's reports are a fraction of that).  Only a hostile file asks
@@ -498,6 +563,7 @@ struct report_run {
 	struct resolver r;
 	struct out_opts oo;
 	struct agg a;
+	struct agg_span *spans; /* --phase */
 };
 
 /*
@@ -517,6 +583,7 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	};
 
 	run->symfs = NULL;
+	run->spans = NULL;
 	run->name = p->name;
 	run->max_out = REPORT_OUT_BASE + REPORT_OUT_PER_BYTE * p->good_bytes;
 	run->base_title = NULL;
@@ -541,6 +608,9 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 		ao.flags |= AGG_THREAD_FRAME;
 	fill_out_opts(opts, p, &run->oo);
 	time_range(opts, p, &ao);
+	if (opts->phase && phase_spans(opts, p, &ao))
+		return -1;
+	run->spans = (struct agg_span *)ao.spans;
 	agg_build_opts(&run->a, p, &ao, resolve_frame, &run->r);
 	if (run->a.cut_names)
 		xp_warn("'%s': %llu frame names longer than %d bytes, which no program has; "
@@ -604,6 +674,7 @@ static int report_write(struct report_run *run, FILE *out)
 static void report_done(struct report_run *run)
 {
 	free(run->symfs);
+	free(run->spans);
 	free(run->base_title);
 	agg_release(&run->a);
 	symbolizer_free(run->r.sym);

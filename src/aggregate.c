@@ -340,10 +340,22 @@ static bool has_name(const char *const *list, size_t nr, const char *name)
 	return false;
 }
 
+static bool in_spans(const struct agg_span *spans, size_t nr, uint64_t t)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (t >= spans[i].from && t < spans[i].to)
+			return true;
+	return false;
+}
+
 static bool sample_wanted(const struct profile *p, const struct agg_opts *o,
 			  const struct profile_sample *s)
 {
 	if (o->time_range && (s->t < o->t_from || s->t > o->t_to))
+		return false;
+	if (o->nr_spans && !in_spans(o->spans, o->nr_spans, s->t))
 		return false;
 	if (o->nr_pids && !has_pid(o->pids, o->nr_pids, s->pid))
 		return false;

@@ -129,8 +129,12 @@ struct agg_sample {
  * name matches the process's name or the thread's (as profile_comm and
  * profile_thread_comm give them at the sample's time).  With @time_range,
  * a sample must also have its time (ns since the start of recording) in
- * [@t_from, @t_to].
+ * [@t_from, @t_to]; with @nr_spans, in one of the @spans (report --phase).
  */
+struct agg_span {
+	uint64_t from, to; /* [from, to) */
+};
+
 struct agg_opts {
 	unsigned int flags; /* enum agg_flags */
 	const pid_t *pids;
@@ -147,6 +151,8 @@ struct agg_opts {
 	 * growing file again and wants what came since.
 	 */
 	size_t first_sample;
+	const struct agg_span *spans;
+	size_t nr_spans;
 };
 
 struct agg {

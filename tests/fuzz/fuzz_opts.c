@@ -216,6 +216,8 @@ static void check_report(int argc, char **argv)
 		abort();
 	if (o.inputs.nr && strcmp(o.input, o.inputs.v[0]))
 		abort();
+	if (o.phase && !*o.phase)
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

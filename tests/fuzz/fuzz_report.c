@@ -5,8 +5,9 @@
  * [vdso] images (parsed by libelf from memory), JIT symbols and lines,
  * syscall numbers and an e_machine, all of which reach symbolize/ through
  * report_profile; --header-only's printing of its meta and statistics
- * records and of the pids processes knew themselves by (PROCESS nspid)
- * too.  Output goes to /dev/null; warnings too.
+ * records, of the pids processes knew themselves by (PROCESS nspid) and of
+ * the phases (MARK) too, and --phase with the name of the file's first
+ * mark.  Output goes to /dev/null; warnings too.
  */
 #include "profile.h"
 #include "../cmd/cmd.h"
@@ -44,6 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			o.format = size & 1 ? REPORT_FOLDED : REPORT_FLAT;
 			o.no_inline = size & 2;
 			o.no_demangle = size & 4;
+			if ((size & 16) && p.nr_marks)
+				o.phase = p.marks[0].name;
 			report_profile(&o, &p, devnull);
 		}
 	}

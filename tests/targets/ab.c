@@ -6,7 +6,7 @@
  * run_ab -> {hot_a, hot_b}; each call of hot_a or hot_b runs the same loop
  * for the same number of iterations (~20 us), all of it self time.
  *
- * Usage: ab [-s SECONDS] [-a PERCENT] [-p]
+ * Usage: ab [-s SECONDS] [-a PERCENT] [-p] [-m FIFO]
  *   -s  run until the process used SECONDS of CPU time (default 2; with -p,
  *       of elapsed time)
  *   -a  hot_a's share of the calls, in steps of 5 (default 50); hot_b has
@@ -15,6 +15,8 @@
  *   -p  phases instead, by elapsed time (so that they fall at known times
  *       of the run whatever the load): hot_a alone for the first PERCENT of
  *       SECONDS of wall-clock time, then hot_b alone for the rest
+ *   -m  with -p: write "mark hot_a\n" to FIFO (a --control FIFO of xprof)
+ *       as the hot_a phase starts and "mark hot_b\n" as the hot_b one does
  * Exits 0.  The functions are global and noinline so symbol tables name
  * them; each uses its result so no call becomes a tail call.
  */
@@ -32,6 +34,17 @@
 #define WORK TGT_NOINLINE __attribute__((aligned(64)))
 
 volatile uint64_t sink;
+static int mark_fd = -1;
+
+/* Name the phase that starts now (-m), in one write. */
+static void mark(const char *phase)
+{
+	char line[64];
+	int len = snprintf(line, sizeof(line), "mark %s\n", phase);
+
+	if (mark_fd >= 0 && write(mark_fd, line, (size_t)len) != len)
+		fprintf(stderr, "ab: cannot write the mark of %s\n", phase);
+}
 
 WORK uint64_t hot_a(uint64_t x)
 {
@@ -54,7 +67,10 @@ TGT_NOINLINE void run_ab(double seconds, unsigned int pct_a, int phases)
 	uint64_t x = 1, seed = 0x9e3779b97f4a7c15ull;
 	unsigned char order[20];
 	unsigned int r, i, j, na = pct_a / 5;
+	int in_b = phases && !pct_a;
 
+	if (phases)
+		mark(in_b ? "hot_b" : "hot_a");
 	for (;;) {
 		double now = tgt_clock(clock);
 
@@ -67,8 +83,13 @@ TGT_NOINLINE void run_ab(double seconds, unsigned int pct_a, int phases)
 				 * a call): on a loaded machine 500 calls can take
 				 * longer than a phase.
 				 */
-				for (i = 0; i < 20; i++)
-					x = tgt_clock(clock) < switch_at ? hot_a(x) : hot_b(x);
+				for (i = 0; i < 20; i++) {
+					if (!in_b && tgt_clock(clock) >= switch_at) {
+						mark("hot_b");
+						in_b = 1;
+					}
+					x = in_b ? hot_b(x) : hot_a(x);
+				}
 				continue;
 			}
 			for (i = 0; i < 20; i++)
@@ -98,8 +119,12 @@ int main(int argc, char **argv)
 	double seconds = 2;
 	int pct_a = 50, phases = 0, opt;
 
-	while ((opt = getopt(argc, argv, "s:a:p")) != -1) {
-		if (opt == 's')
+	while ((opt = getopt(argc, argv, "s:a:pm:")) != -1) {
+		if (opt == 'm' && (mark_fd = open(optarg, O_WRONLY | O_CLOEXEC)) < 0)
+			tgt_die("ab", "cannot open the FIFO of -m");
+		else if (opt == 'm')
+			continue;
+		else if (opt == 's')
 			seconds = atof(optarg);
 		else if (opt == 'a')
 			pct_a = atoi(optarg);
@@ -109,7 +134,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (pct_a < 0 || pct_a > 100 || (!phases && pct_a % 5) || !(seconds > 0)) {
-		fprintf(stderr, "usage: ab [-s SECONDS] [-a PERCENT] [-p]\n");
+		fprintf(stderr, "usage: ab [-s SECONDS] [-a PERCENT] [-p] [-m FIFO]\n");
 		return 2;
 	}
 	run_ab(seconds, (unsigned int)pct_a, phases);
