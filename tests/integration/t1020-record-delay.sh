@@ -9,9 +9,10 @@
 #     and no sample is dated before 0.69 s (report --time ,690ms keeps
 #     none); the command's exit status and output are its own;
 #   - record -D 500ms -d 500ms of 'ab -p -s 3': every sample between 0.5 s
-#     and 1.15 s, and the recorded duration_ns (sampling time) 0.45..0.8 s;
-#   - attach -D 500ms -d 500ms to split: the same window, and attach returns
-#     after 1 to 3 s;
+#     and 1.15 s, at least 100 of them, and the recorded duration_ns
+#     (sampling time) 0.45..0.8 s;
+#   - attach -D 500ms -d 500ms to split: the same, and attach returns after
+#     1 to 3 s;
 #   - -D 0 is no delay; bad values are usage errors (exit 2, one error line).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
@@ -26,20 +27,22 @@ assert_flat_between "-D past the hot_a phase: hot_b" 95 100 delay.flat self hot_
 expect_exit 1 "$XPROF" report -i delay.data --time ,690ms
 assert_file_matches "no sample before the delay ends" "$XP_ERR" 'pass the filters'
 
-# stat_of FILE NAME: the value of a recorder statistic (report --header-only).
-stat_of() {
-	"$XPROF" report -i "$1" --header-only | awk -v n="$2" '$2 == "stat" && $3 == n { print $5 }'
+# check_window WHAT FILE: a recording of -D 500ms -d 500ms has samples
+# from 0.5 s to 1.15 s only, and sampled for 0.45 to 0.8 s.
+check_window() {
+	expect_exit 1 "$XPROF" report -i "$2" --time ,490ms
+	assert_file_matches "$1 -D 500ms: nothing before 0.5 s" "$XP_ERR" 'pass the filters'
+	expect_exit 1 "$XPROF" report -i "$2" --time 1150ms,
+	assert_file_matches "$1 -D 500ms -d 500ms: nothing after 1.15 s" "$XP_ERR" 'pass the filters'
+	expect_exit 0 "$XPROF" report -i "$2" --folded --value samples -o window.folded
+	assert_samples_at_least "$1 -D 500ms -d 500ms" 100 window.folded
+	assert_within "$1: sampling time (s)" \
+		"$(recorder_stat "$2" duration_ns | awk '{ print $1 / 1e9 }')" 0.45 0.8
 }
 
 # The duration counts from the start of sampling.
 expect_exit 0 "$XPROF" -q record -D 500ms -d 500ms -o window.data -- "$T/ab" -p -s 3
-expect_exit 1 "$XPROF" report -i window.data --time ,490ms
-assert_file_matches "record -D 500ms: nothing before 0.5 s" "$XP_ERR" 'pass the filters'
-expect_exit 1 "$XPROF" report -i window.data --time 1150ms,
-assert_file_matches "record -D 500ms -d 500ms: nothing after 1.15 s" "$XP_ERR" 'pass the filters'
-expect_exit 0 "$XPROF" report -i window.data --folded --value samples -o window.folded
-assert_samples_at_least "record -D 500ms -d 500ms" 100 window.folded
-assert_within "sampling time (s)" "$(stat_of window.data duration_ns | awk '{ print $1 / 1e9 }')" 0.45 0.8
+check_window record window.data
 
 # Attach: the delay counts from the attach.
 ready_init
@@ -49,12 +52,7 @@ started=$EPOCHREALTIME
 expect_exit 0 "$XPROF" -q attach -p "$XP_READY_PID" -D 500ms -d 500ms -o attach.data
 assert_within "attach -D 500ms -d 500ms took (s)" \
 	"$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')" 1 3
-expect_exit 1 "$XPROF" report -i attach.data --time ,490ms
-assert_file_matches "attach -D 500ms: nothing before 0.5 s" "$XP_ERR" 'pass the filters'
-expect_exit 1 "$XPROF" report -i attach.data --time 1150ms,
-assert_file_matches "attach -D 500ms -d 500ms: nothing after 1.15 s" "$XP_ERR" 'pass the filters'
-expect_exit 0 "$XPROF" report -i attach.data --folded --value samples -o attach.folded
-assert_samples_at_least "attach -D 500ms -d 500ms" 100 attach.folded
+check_window attach attach.data
 
 # -D 0: no delay.
 expect_exit 0 "$XPROF" -q record -D 0 -o zero.data -- "$T/ab" -p -a 50 -s 0.6
