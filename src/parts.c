@@ -74,6 +74,11 @@ static void begin_part(struct sampler *s, uint64_t now)
 		if (!th->proc->exited && x->reported)
 			smp_report_thread(s, th, now, x->comm);
 	}
+	/* The phase under way and a pause of sampling go on (report --phase of this part). */
+	if (s->phase[0])
+		smp_check_write(s, df_write_mark(s->w, s->phase_t, DF_MARK_PHASE, s->phase));
+	if (!s->enabled)
+		smp_check_write(s, df_write_mark(s->w, now, DF_MARK_DISABLE, ""));
 }
 
 void smp_switch_part(struct sampler *s, uint64_t now)

@@ -613,6 +613,8 @@ static void on_control(struct sampler *s)
 			break;
 		case CONTROL_MARK:
 			smp_check_write(s, df_write_mark(s->w, now, DF_MARK_PHASE, cmd.name));
+			snprintf(s->phase, sizeof(s->phase), "%s", cmd.name);
+			s->phase_t = now;
 			break;
 		case CONTROL_STOP:
 			if (!s->stopping)

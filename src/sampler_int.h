@@ -14,6 +14,7 @@
 #include "capture.h"
 #include "cputime.h"
 #include "ctl.h"
+#include "datafile.h"
 #include "idlespin.h"
 #include "stackcopy.h"
 #include "stacktab.h"
@@ -108,6 +109,8 @@ struct sampler {
 	uint64_t enabled_at;	   /* when it was last enabled */
 	uint64_t first_enabled;	   /* when it was first enabled: --duration counts from there */
 	uint64_t sampled_ns;	   /* time enabled before enabled_at */
+	char phase[DF_MARK_NAME_MAX + 1]; /* the phase under way ('mark NAME'), "": none */
+	uint64_t phase_t;		  /* since when */
 	struct ctl_place place;	   /* where the controller runs */
 	struct idlespin spin;	   /* --spin-idle */
 	/* --switch-output (parts.c): the current part's start, parts ended so far. */

@@ -14,6 +14,8 @@
 #     names only the phase's function; --phase combines with --time (their
 #     intersection) and with --comm;
 #   - a name used twice selects both of its phases;
+#   - with --switch-output, every part starts with the phase under way:
+#     --phase works on a part alone;
 #   - an unknown phase: exit 1, one error line that lists the known ones.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
@@ -77,6 +79,17 @@ first=$(awk '/^# phase x/ { print $5; exit }' twice.header)
 expect_exit 0 "$XPROF" report -i twice.data --time "$first," --folded --value samples -o fromx.folded
 assert_eq "x and y make the run from the first mark" \
 	"$(($(folded_total x.folded) + $(folded_total y.folded)))" "$(folded_total fromx.folded)"
+
+# --switch-output: each part carries the phase under way, so that --phase
+# works on a part alone.
+expect_exit 0 "$XPROF" -q record --control fifo:ctl --switch-output 300ms -o sw.data -- \
+	"$T/ab" -p -a 50 -s 1.6 -m ctl
+parts=(sw.data.*)
+last=${parts[-1]}
+expect_exit 0 "$XPROF" report -i "$last" --header-only -o last.header
+assert_file_matches "the last of ${#parts[@]} parts names the phase under way" last.header '^# phase hot_b '
+expect_exit 0 "$XPROF" report -i "$last" --phase hot_b --folded --value samples -o last.folded
+assert_share_at_least "the last part alone, --phase hot_b: hot_b" 90 last.folded "leaf:hot_b"
 
 # Unknown phases.
 expect_exit 1 "$XPROF" report -i ph.data --phase nope
