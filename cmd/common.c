@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", "libunwind", "check", NULL};
@@ -493,4 +494,13 @@ int common_explain_trace_error(int err, pid_t pid, const char *what)
 	else
 		xp_hint("the process may belong to another user: run as that user or as root");
 	return -1;
+}
+
+int common_exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return XP_EXIT_FAIL;
 }

@@ -131,4 +131,7 @@ int common_check_target(pid_t pid, const char *what);
  */
 int common_explain_trace_error(int err, pid_t pid, const char *what);
 
+/* A command's exit status as a shell gives it: its code, or 128 + the signal. */
+int common_exit_status(int status);
+
 #endif

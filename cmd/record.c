@@ -104,15 +104,6 @@ static int wait_root(struct tracer *t)
 	return 0;
 }
 
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return XP_EXIT_FAIL;
-}
-
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts opts = {.freq_hz = XP_DEFAULT_FREQ,
@@ -164,7 +155,7 @@ int cmd_record(int argc, char **argv)
 	control_close(&ctl);
 	if (wait_root(&t))
 		xp_warn("lost track of the command: %s", strerror(errno));
-	code = exit_status_of(t.root_status);
+	code = common_exit_status(t.root_status);
 	if (code == XP_EXIT_NOEXEC && WIFEXITED(t.root_status) && (e = tracer_exec_error(&t))) {
 		xp_error("cannot run '%s': %s", opts.argv[0], strerror(e));
 		df_writer_discard(parts.w); /* nothing ran: an earlier output stays */

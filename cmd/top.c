@@ -470,15 +470,6 @@ static void on_signal(int sig)
 		top_quit = 1;
 }
 
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return XP_EXIT_FAIL;
-}
-
 /*
  * Fork the command's process: it lets the recorder (a child of top, so a
  * descendant of its designated tracer under Yama's ptrace_scope 1) trace
@@ -819,7 +810,7 @@ static int finish(struct top *t)
 		while (waitpid(t->child, &t->child_status, 0) < 0 && errno == EINTR)
 			;
 	}
-	return exit_status_of(t->child_status);
+	return common_exit_status(t->child_status);
 }
 
 int cmd_top(int argc, char **argv)

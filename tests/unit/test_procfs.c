@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static int test_parse_schedstat(void)
@@ -62,6 +63,16 @@ static int test_parse_task_cpu(void)
 	return T_OK;
 }
 
+/* Use @ms of this thread's CPU time. */
+static void burn_cpu_ms(long ms)
+{
+	struct timespec ts;
+
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	while (ts.tv_sec == 0 && ts.tv_nsec < ms * 1000000);
+}
+
 static int test_self(void)
 {
 	pid_t pid = getpid(), tgid = 0, ppid = 0;
@@ -82,6 +93,12 @@ static int test_self(void)
 	/* Not compared with sched_getcpu(): the thread may move in between. */
 	T_ASSERT(procfs_task_cpu(fd) >= 0 && procfs_task_cpu(fd) < sysconf(_SC_NPROCESSORS_CONF));
 	close(fd);
+	/*
+	 * The kernel shows the run time as of the task's last tick or switch:
+	 * a process younger than a tick may show 0.  Run a little, then yield.
+	 */
+	burn_cpu_ms(3);
+	sched_yield();
 	fd = procfs_open_task(pid, pid, "schedstat");
 	T_ASSERT(fd >= 0);
 	T_EQ_U64(procfs_schedstat(fd, &cpu, &count), 0);
