@@ -70,6 +70,17 @@ int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 	return common_parse_pids(&attach_help, opts->pids, opts->pid, &opts->npids);
 }
 
+/* Whether a target runs in xprof's session (a script that started it, then attached). */
+static bool shares_session(const struct attach_opts *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < o->npids; i++)
+		if (getsid(o->pid[i]) == getsid(0))
+			return true;
+	return false;
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	struct attach_opts opts = {.rec = {.freq_hz = XP_DEFAULT_FREQ,
@@ -98,6 +109,10 @@ int cmd_attach(int argc, char **argv)
 	for (i = 0; i < opts.npids; i++)
 		if (common_check_target(opts.pid[i], "attach to"))
 			return XP_EXIT_FAIL;
+	ret = common_split_session(&opts.rec, shares_session(&opts));
+	if (ret >= 0)
+		return ret;
+	common_own_session();
 
 	if (common_open_control(&opts.rec, &ctl))
 		return XP_EXIT_FAIL;

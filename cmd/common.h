@@ -131,6 +131,17 @@ int common_check_target(pid_t pid, const char *what);
  */
 int common_explain_trace_error(int err, pid_t pid, const char *what);
 
+/*
+ * Run the recording in a session of its own (cmd/session.c says why) when
+ * a target would share xprof's (@shared), unless it will run at real-time
+ * priority or the scheduler does not group by session.  Returns -1 in the process that goes on
+ * (call common_own_session once the command runs), and in the process the shell started, which only
+ * passes signals on, the exit status to end with.
+ */
+int common_split_session(const struct record_opts *ro, bool shared);
+/* Move to a new session, when common_split_session decided so (else nothing). */
+void common_own_session(void);
+
 /* A command's exit status as a shell gives it: its code, or 128 + the signal. */
 int common_exit_status(int status);
 

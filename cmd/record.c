@@ -97,7 +97,8 @@ static int wait_root(struct tracer *t)
 		} else if (r < 0 && errno != EINTR) {
 			return -1;
 		} else if (r == 0 && sigwaitinfo(&set, &si) > 0 && si.si_signo != SIGCHLD &&
-			   !(si.si_signo == SIGINT && si.si_code == SI_KERNEL)) {
+			   !(si.si_signo == SIGINT &&
+			     ctl_sigint_from_tty(si.si_code, si.si_value.sival_int))) {
 			kill(t->root, si.si_signo);
 		}
 	}
@@ -128,6 +129,9 @@ int cmd_record(int argc, char **argv)
 	if (opts.quiet)
 		xp_quiet = 1;
 
+	ret = common_split_session(&opts, true);
+	if (ret >= 0)
+		return ret;
 	if (common_open_control(&opts, &ctl))
 		return XP_EXIT_FAIL;
 	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
@@ -148,6 +152,7 @@ int cmd_record(int argc, char **argv)
 		control_close(&ctl);
 		return XP_EXIT_FAIL;
 	}
+	common_own_session(); /* the command stays in the terminal's process group */
 	common_sampler_opts(&opts, SAMPLER_RECORD, &so);
 	common_sampler_parts(&opts, w, opts.argc, opts.argv, &parts, &so);
 	so.control = opts.control_arg ? &ctl : NULL;

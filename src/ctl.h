@@ -24,6 +24,19 @@ uint64_t ctl_now_ns(void);
 void ctl_signal_set(sigset_t *set, bool with_chld);
 
 /*
+ * The value with which the process the shell started passes on a SIGINT
+ * that came from the terminal (sigqueue), when the recorder runs in a
+ * session of its own (common_split_session): the recorder treats it as the
+ * terminal's, which reached the command's process group already.
+ */
+#define CTL_SIGINT_FROM_TTY 0x78707474
+/* Whether a SIGINT with this si_code and value came from the terminal. */
+static inline bool ctl_sigint_from_tty(int code, int value)
+{
+	return code == SI_KERNEL || (code == SI_QUEUE && value == CTL_SIGINT_FROM_TTY);
+}
+
+/*
  * Keep idle CPUs polling while the returned descriptor stays open (a PM QoS
  * request for zero exit latency through /dev/cpu_dma_latency; needs root).
  * Returns the descriptor to close, or -1 when refused.

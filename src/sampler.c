@@ -428,7 +428,7 @@ static void handle_signal(struct sampler *s, const struct signalfd_siginfo *si)
 		 * group); one sent to xprof alone is passed on.  Either way the
 		 * command decides, and its exit ends the recording.
 		 */
-		if (si->ssi_code != SI_KERNEL && s->tr->root)
+		if (!ctl_sigint_from_tty(si->ssi_code, si->ssi_int) && s->tr->root)
 			kill(s->tr->root, SIGINT);
 		return;
 	}
