@@ -20,6 +20,7 @@ int cmd_attach(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_mark(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #define XP_DEFAULT_FREQ	       999

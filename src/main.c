@@ -26,6 +26,7 @@ static const struct cmd_struct commands[] = {
     {"attach", cmd_attach, "profile running processes for a while, then detach"},
     {"dump", cmd_dump, "print the call stacks of every thread of a running process"},
     {"help", cmd_help, "show help for xprof or one of its commands"},
+    {"mark", cmd_mark, "start a named phase of a recording that takes --control commands"},
     {"record", cmd_record, "run a command and profile it until it exits"},
     {"report", cmd_report, "read a data file and print the profile"},
     {"top", cmd_top, "show the hottest functions of running processes, live"},

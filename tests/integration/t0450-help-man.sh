@@ -12,7 +12,7 @@
 . "$(dirname "$0")/../lib/lib.sh"
 
 MAN=$XP_SRC/man
-cmds=(record attach report dump top)
+cmds=(record attach report dump top mark)
 
 # help_opts FILE: the options a --help text lists, one per line, sorted.
 help_opts() {

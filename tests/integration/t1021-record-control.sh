@@ -13,6 +13,10 @@
 #     own exit status;
 #   - never enabled: no interrupt at all (stat interrupts 0), the command
 #     runs unsampled and exits 0;
+#   - xprof mark --control fifo:CTL,ACK NAME (a script's way): each mark is
+#     acknowledged, the header lists the phases in order, and --phase of
+#     the later one keeps samples; without a recording on the FIFO, exit 1
+#     ("no recording reads"); a bad name or no --control, exit 2;
 #   - a missing --control FIFO or one that is not a FIFO: exit 1, one error
 #     line, the command never started and an earlier data file kept; bad
 #     values and --delay -1 without --control: usage errors (exit 2).
@@ -85,6 +89,26 @@ if read -r -t 0.2 -u "$ack_fd" line; then
 else
 	say "  ok: one ack per command, none for the bad one"
 fi
+
+say "## xprof mark"
+mkfifo ctl2 ack2
+start_bg rec3 "$XPROF" -q record --control fifo:ctl2,ack2 -o mark.data -- "$T/ab" -s 1.5 -a 50
+# Until the recorder holds the FIFO open, mark says no recording reads it.
+mark() { "$XPROF" mark --control fifo:ctl2,ack2 "$1" 2>/dev/null; }
+wait_until 10 mark first || fail_now "xprof mark first: never acknowledged"
+say "  ok: 'mark first' acknowledged"
+sleep 0.4
+expect_exit 0 "$XPROF" mark --control fifo:ctl2,ack2 "second phase"
+wait_bg rec3 0
+expect_exit 0 "$XPROF" report -i mark.data --header-only -o mark.header
+assert_eq "phases, in order" "$(sed -n 's/^# phase \(.*\) : .*/\1/p' mark.header | tr '\n' '|')" \
+	"first|second phase|"
+expect_exit 0 "$XPROF" report -i mark.data --phase "second phase" --folded --value samples -o second.folded
+assert_samples_at_least "samples of the second phase" 20 second.folded
+check_exit 1 "$XPROF" mark --control fifo:ctl2,ack2 late
+assert_file_matches "no recording" "$XP_ERR" "no recording reads 'ctl2'"
+check_exit 2 "$XPROF" mark --control fifo:ctl2 ""
+check_exit 2 "$XPROF" mark first
 
 say "## never enabled"
 expect_exit 0 "$XPROF" record -D -1 --control fifo:ctl -o off.data -- "$T/ab" -p -s 0.3
