@@ -40,6 +40,7 @@ struct record_opts {
 	bool no_follow;
 	bool no_poll_idle;
 	bool spin_idle;
+	bool own_session;	/* record from a session of its own (cmd/session.c) */
 	bool any_cpu;		/* interrupt running threads from any CPU, not from their own */
 	uint64_t rt_priority;	/* 0: normal priority */
 	const char *delay_arg;	/* --delay as given */

@@ -38,7 +38,7 @@ struct xp_option;
  * what -d means for the command.  Returns how many entries were written (at
  * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 17
+#define COMMON_RECORD_OPTIONS 18
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
 
@@ -132,8 +132,9 @@ int common_check_target(pid_t pid, const char *what);
 int common_explain_trace_error(int err, pid_t pid, const char *what);
 
 /*
- * Run the recording in a session of its own (cmd/session.c says why) when
- * a target would share xprof's (@shared), unless it will run at real-time
+ * With --own-session, run the recording in a session of its own
+ * (cmd/session.c says why and what it costs) when a target would share
+ * xprof's (@shared), unless it will run at real-time
  * priority or the scheduler does not group by session.  Returns -1 in the process that goes on
  * (call common_own_session once the command runs), and in the process the shell started, which only
  * passes signals on, the exit status to end with.

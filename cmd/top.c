@@ -510,11 +510,8 @@ static pid_t start_recorder(struct top *t, const char *pids)
 		xp_error("cannot fork: %s", strerror(errno));
 	if (pid)
 		return pid;
-	/*
-	 * Its own session: Ctrl-C is top's to handle, and its own autogroup,
-	 * so the command's busy threads do not starve it (cmd/session.c).
-	 */
-	setsid();
+	/* Its own process group: Ctrl-C is top's to handle; gone with top. */
+	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 	fd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
