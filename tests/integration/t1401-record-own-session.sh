@@ -22,6 +22,8 @@ if ((EUID == 0)); then
 	command -v setpriv >/dev/null || skip "no setpriv (util-linux) to run as nobody"
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$XP_HELPERS/ptprobe" >/dev/null 2>&1 ||
 		skip "nobody may not ptrace here"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$XPROF" ||
+		skip "user nobody cannot run $XPROF (a build under a private home)"
 	chmod 755 "$XP_TMP"
 	mkdir -m 1777 "$XP_TMP/user"
 	dir=$XP_TMP/user
