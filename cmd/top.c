@@ -20,6 +20,7 @@
 #include "profile.h"
 #include "hash.h"
 #include "sorted.h"
+#include "table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +40,9 @@
 #include <unistd.h>
 
 struct top_opts {
-	const char *pids; /* -p as given; NULL: a command */
+	const char *pids;	/* -p as given (passed on to attach); NULL: a command */
+	pid_t pid[XP_MAX_PIDS]; /* parsed from it */
+	unsigned int npids;
 	uint64_t freq_hz;
 	uint64_t interval_ns;
 	uint64_t iterations; /* 0: until q, Ctrl-C or the targets end */
@@ -129,15 +132,13 @@ struct top {
 	char **names;
 	size_t nr_names;
 	unsigned long alloc_names;
-	uint32_t *name_slots; /* open addressing, ids + 1 */
-	size_t name_cap;
+	struct xp_table name_table;
 	uint32_t *seen_at; /* per name id: the stack that counted it last (total, once a stack) */
 
 	struct top_row *rows;
 	size_t nr_rows;
 	unsigned long alloc_rows;
-	uint32_t *row_slots;
-	size_t row_cap;
+	struct xp_table row_table;
 
 	size_t seen_samples; /* samples of the data file taken so far */
 	uint64_t weight, all_weight, samples, all_samples;
@@ -156,80 +157,57 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t hash_str(const char *s)
+static uint64_t name_hash_of(const void *ctx, size_t i)
 {
-	return xp_mix64(xp_fnv1a(XP_FNV_INIT, s, strlen(s)));
-}
-
-static void name_slots_grow(struct top *t)
-{
-	size_t cap = t->name_cap ? t->name_cap * 2 : 256, i, j;
-
-	free(t->name_slots);
-	t->name_slots = xp_calloc(cap, sizeof(*t->name_slots));
-	t->name_cap = cap;
-	for (i = 0; i < t->nr_names; i++) {
-		for (j = hash_str(t->names[i]) & (cap - 1); t->name_slots[j];
-		     j = (j + 1) & (cap - 1))
-			;
-		t->name_slots[j] = (uint32_t)i + 1;
-	}
+	return xp_hash_str(((const struct top *)ctx)->names[i]);
 }
 
 static uint32_t intern(struct top *t, const char *s)
 {
+	struct xp_table *tb = &t->name_table;
 	size_t j;
 
-	if ((t->nr_names + 1) * 2 > t->name_cap)
-		name_slots_grow(t);
-	for (j = hash_str(s) & (t->name_cap - 1); t->name_slots[j]; j = (j + 1) & (t->name_cap - 1))
-		if (!strcmp(t->names[t->name_slots[j] - 1], s))
-			return t->name_slots[j] - 1;
+	xp_table_reserve(tb, t->nr_names, name_hash_of, t);
+	for (j = xp_hash_str(s) & (tb->cap - 1); tb->slots[j]; j = (j + 1) & (tb->cap - 1))
+		if (!strcmp(t->names[tb->slots[j] - 1], s))
+			return (uint32_t)(tb->slots[j] - 1);
 	xp_grow((void **)&t->names, &t->alloc_names, t->nr_names + 1, sizeof(*t->names));
 	t->seen_at = xp_realloc(t->seen_at, t->alloc_names * sizeof(*t->seen_at));
 	t->seen_at[t->nr_names] = UINT32_MAX;
 	t->names[t->nr_names] = xp_strdup(s);
-	t->name_slots[j] = (uint32_t)t->nr_names + 1;
-	return (uint32_t)t->nr_names++;
+	tb->slots[j] = ++t->nr_names;
+	return (uint32_t)(t->nr_names - 1);
 }
 
-static size_t row_hash(uint32_t thread, uint32_t func, size_t cap)
+static uint64_t row_hash(uint32_t thread, uint32_t func)
 {
-	return (size_t)xp_mix64((uint64_t)thread << 32 | func) & (cap - 1);
+	return xp_mix64((uint64_t)thread << 32 | func);
 }
 
-static void row_slots_grow(struct top *t)
+static uint64_t row_hash_of(const void *ctx, size_t i)
 {
-	size_t cap = t->row_cap ? t->row_cap * 2 : 256, i, j;
+	const struct top_row *r = &((const struct top *)ctx)->rows[i];
 
-	free(t->row_slots);
-	t->row_slots = xp_calloc(cap, sizeof(*t->row_slots));
-	t->row_cap = cap;
-	for (i = 0; i < t->nr_rows; i++) {
-		for (j = row_hash(t->rows[i].thread, t->rows[i].func, cap); t->row_slots[j];
-		     j = (j + 1) & (cap - 1))
-			;
-		t->row_slots[j] = (uint32_t)i + 1;
-	}
+	return row_hash(r->thread, r->func);
 }
 
 static struct top_row *row_of(struct top *t, uint32_t thread, uint32_t func)
 {
+	struct xp_table *tb = &t->row_table;
 	size_t j;
 
-	if ((t->nr_rows + 1) * 2 > t->row_cap)
-		row_slots_grow(t);
-	for (j = row_hash(thread, func, t->row_cap); t->row_slots[j];
-	     j = (j + 1) & (t->row_cap - 1)) {
-		struct top_row *r = &t->rows[t->row_slots[j] - 1];
+	xp_table_reserve(tb, t->nr_rows, row_hash_of, t);
+	for (j = row_hash(thread, func) & (tb->cap - 1); tb->slots[j];
+	     j = (j + 1) & (tb->cap - 1)) {
+		struct top_row *r = &t->rows[tb->slots[j] - 1];
 
 		if (r->thread == thread && r->func == func)
 			return r;
 	}
 	xp_grow((void **)&t->rows, &t->alloc_rows, t->nr_rows + 1, sizeof(*t->rows));
 	t->rows[t->nr_rows] = (struct top_row){.thread = thread, .func = func};
-	t->row_slots[j] = (uint32_t)t->nr_rows + 1;
-	return &t->rows[t->nr_rows++];
+	tb->slots[j] = ++t->nr_rows;
+	return &t->rows[t->nr_rows - 1];
 }
 
 /* Count one aggregated stack (@id: its number in this refresh) into the rows. */
@@ -242,14 +220,12 @@ static void count_stack(struct top *t, const struct agg *a, const struct agg_sta
 		struct top_row *r;
 
 		f = intern(t, a->names[st->frames[i]]);
-		if (t->seen_at[f] == id && i + 1 < st->nr)
-			continue; /* recursion: a function's total counts a stack once */
 		r = row_of(t, thread, f);
-		if (t->seen_at[f] != id) {
+		if (t->seen_at[f] != id) { /* recursion: a function's total counts a stack once */
+			t->seen_at[f] = id;
 			r->total += st->weight;
 			r->all_total += st->weight;
 		}
-		t->seen_at[f] = id;
 		if (i + 1 == st->nr) {
 			r->self += st->weight;
 			r->all_self += st->weight;
@@ -756,10 +732,10 @@ static void top_release(struct top *t)
 	for (i = 0; i < t->nr_names; i++)
 		free(t->names[i]);
 	free(t->names);
-	free(t->name_slots);
+	xp_table_release(&t->name_table);
 	free(t->seen_at);
 	free(t->rows);
-	free(t->row_slots);
+	xp_table_release(&t->row_table);
 }
 
 static int make_dir(struct top *t)

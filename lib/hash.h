@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define XP_FNV_INIT 0xcbf29ce484222325ull
 
@@ -31,6 +32,12 @@ static inline uint64_t xp_mix64(uint64_t v)
 	v *= 0xff51afd7ed558ccdull;
 	v ^= v >> 33;
 	return v;
+}
+
+/* A string's hash, for table placement. */
+static inline uint64_t xp_hash_str(const char *s)
+{
+	return xp_mix64(xp_fnv1a(XP_FNV_INIT, s, strlen(s)));
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include "aggregate.h"
 #include "err.h"
 #include "hash.h"
+#include "table.h"
 #include "profile.h"
 #include "dataformat.h"
 #include "sorted.h"
@@ -28,35 +29,6 @@ struct group {
 	uint64_t t;   /* of the first sample */
 	uint64_t count, weight;
 };
-
-/* Open-addressing tables of index + 1 (0: empty slot), used while building. */
-struct table {
-	size_t *slots;
-	size_t cap;
-};
-
-/* Make room for one more entry when @nr are in; @hash_of rehashes entry i. */
-static void table_reserve(struct table *t, size_t nr, uint64_t (*hash_of)(const void *, size_t),
-			  const void *ctx)
-{
-	size_t i, j;
-
-	size_t cap = t->cap ? t->cap : 1024;
-
-	if ((nr + 1) * 4 <= t->cap * 3)
-		return;
-	while ((nr + 1) * 4 > cap * 3)
-		cap *= 2;
-	free(t->slots);
-	t->cap = cap;
-	t->slots = xp_calloc(t->cap, sizeof(*t->slots));
-	for (i = 0; i < nr; i++) {
-		j = (size_t)hash_of(ctx, i) & (t->cap - 1);
-		while (t->slots[j])
-			j = (j + 1) & (t->cap - 1);
-		t->slots[j] = i + 1;
-	}
-}
 
 void agg_init(struct agg *a)
 {
@@ -83,22 +55,17 @@ void agg_release(struct agg *a)
 
 /* ---- names --------------------------------------------------------------- */
 
-static uint64_t name_hash(const char *s)
-{
-	return xp_mix64(xp_fnv1a(XP_FNV_INIT, s, strlen(s)));
-}
-
 static uint64_t name_hash_of(const void *ctx, size_t i)
 {
-	return name_hash(((const struct agg *)ctx)->names[i]);
+	return xp_hash_str(((const struct agg *)ctx)->names[i]);
 }
 
-static uint32_t intern(struct agg *a, struct table *t, const char *s)
+static uint32_t intern(struct agg *a, struct xp_table *t, const char *s)
 {
 	size_t j;
 
-	table_reserve(t, a->nr_names, name_hash_of, a);
-	for (j = (size_t)name_hash(s) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
+	xp_table_reserve(t, a->nr_names, name_hash_of, a);
+	for (j = (size_t)xp_hash_str(s) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
 		if (!strcmp(a->names[t->slots[j] - 1], s))
 			return (uint32_t)(t->slots[j] - 1);
 	if (a->nr_names >= UINT32_MAX)
@@ -110,7 +77,7 @@ static uint32_t intern(struct agg *a, struct table *t, const char *s)
 }
 
 /* intern() a frame label, cut to AGG_NAME_MAX bytes (a whole UTF-8 character) and "...". */
-static uint32_t intern_label(struct agg *a, struct table *t, const char *s)
+static uint32_t intern_label(struct agg *a, struct xp_table *t, const char *s)
 {
 	char buf[AGG_NAME_MAX + 4];
 	size_t len = strnlen(s, AGG_NAME_MAX + 1);
@@ -153,13 +120,13 @@ static bool stack_equal(const struct agg_stack *x, const struct agg_stack *y)
 }
 
 /* Add @key's samples to the equal stack, or a copy of @key as a new one; returns that stack. */
-static struct agg_stack *add_stack(struct agg *a, struct table *t, const struct agg_stack *key)
+static struct agg_stack *add_stack(struct agg *a, struct xp_table *t, const struct agg_stack *key)
 {
 	struct agg_stack *s;
 	uint32_t *copy;
 	size_t j;
 
-	table_reserve(t, a->nr_stacks, stack_hash_of, a);
+	xp_table_reserve(t, a->nr_stacks, stack_hash_of, a);
 	for (j = (size_t)stack_hash(key) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1)) {
 		s = &a->stacks[t->slots[j] - 1];
 		if (stack_equal(s, key)) {
@@ -253,12 +220,12 @@ static uint64_t loc_hash_of(const void *ctx, size_t i)
 	return loc_hash(&((const struct agg *)ctx)->locs[i]);
 }
 
-static uint32_t intern_loc(struct agg *a, struct table *t, const struct agg_loc *l)
+static uint32_t intern_loc(struct agg *a, struct xp_table *t, const struct agg_loc *l)
 {
 	const struct agg_loc *o;
 	size_t j;
 
-	table_reserve(t, a->nr_locs, loc_hash_of, a);
+	xp_table_reserve(t, a->nr_locs, loc_hash_of, a);
 	for (j = (size_t)loc_hash(l) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1)) {
 		o = &a->locs[t->slots[j] - 1];
 		if (o->map == l->map && o->addr == l->addr && o->flags == l->flags &&
@@ -278,7 +245,7 @@ static uint32_t intern_loc(struct agg *a, struct table *t, const struct agg_loc 
  * @k labels (@src innermost first, as the resolver gave them), unless it
  * has them already: equal locations resolve alike.
  */
-static void loc_lines(struct agg *a, struct table *names, uint32_t id, const struct agg_src *src,
+static void loc_lines(struct agg *a, struct xp_table *names, uint32_t id, const struct agg_src *src,
 		      unsigned int k)
 {
 	struct agg_loc *l = &a->locs[id];
@@ -303,7 +270,7 @@ struct groups {
 	struct group *g;
 	size_t nr;
 	unsigned long alloc;
-	struct table t;
+	struct xp_table t;
 };
 
 static uint64_t group_hash(pid_t pid, pid_t tid, uint64_t epoch, size_t stack)
@@ -392,7 +359,7 @@ static void group_samples(struct groups *gs, struct agg *a, const struct profile
 			a->filtered_weight += s->weight;
 			continue;
 		}
-		table_reserve(&gs->t, gs->nr, group_hash_of, gs);
+		xp_table_reserve(&gs->t, gs->nr, group_hash_of, gs);
 		for (j = (size_t)group_hash(s->pid, tid, epoch, s->stack) & (gs->t.cap - 1);
 		     gs->t.slots[j]; j = (j + 1) & (gs->t.cap - 1)) {
 			g = &gs->g[gs->t.slots[j] - 1];
@@ -462,7 +429,7 @@ static struct agg_loc frame_loc(const struct profile *p, const struct agg_frame_
 }
 
 /* "comm/tid", named as the thread was at @g's first sample. */
-static uint32_t thread_label(struct agg *a, struct table *names, const struct profile *p,
+static uint32_t thread_label(struct agg *a, struct xp_table *names, const struct profile *p,
 			     const struct group *g, const char *comm)
 {
 	const char *tcomm = profile_thread_comm(p, g->tid, g->t);
@@ -479,7 +446,7 @@ struct builder {
 	agg_resolve_fn resolve; /* NULL: hexadecimal addresses */
 	void *ctx;
 	bool with_locs; /* AGG_LOCATIONS */
-	struct table names, stacks, locs;
+	struct xp_table names, stacks, locs;
 	/*
 	 * One stack's names and locations, root first.  Never NULL, even for
 	 * empty stacks: memcmp/memcpy of NULL is undefined.
@@ -622,7 +589,7 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 /* agg_add_base (@as_base) and agg_merge: @b's stacks into @a, by their names. */
 static void merge(struct agg *a, const struct agg *base, bool as_base)
 {
-	struct table names = {0}, stacks = {0};
+	struct xp_table names = {0}, stacks = {0};
 	uint32_t *frames = xp_malloc(sizeof(*frames)), *map;
 	unsigned long alloc = 1;
 	size_t i, j;
@@ -630,8 +597,8 @@ static void merge(struct agg *a, const struct agg *base, bool as_base)
 	if ((a->flags | base->flags) & (AGG_LOCATIONS | AGG_TIMELINE))
 		XP_BUG("merging profiles with code locations or timelines");
 	/* The tables of @a, then @base's names as ids of @a. */
-	table_reserve(&names, a->nr_names, name_hash_of, a);
-	table_reserve(&stacks, a->nr_stacks, stack_hash_of, a);
+	xp_table_reserve(&names, a->nr_names, name_hash_of, a);
+	xp_table_reserve(&stacks, a->nr_stacks, stack_hash_of, a);
 	map = xp_malloc((base->nr_names + 1) * sizeof(*map));
 	for (i = 0; i < base->nr_names; i++)
 		map[i] = intern(a, &names, base->names[i]);
