@@ -94,8 +94,6 @@ static int top_parse_args(int argc, char **argv, struct top_opts *o)
 	    XP_OPTION_END(),
 	};
 	int first = xp_parse_options(argc, argv, options, &top_help, XP_PARSE_STOP_AT_NON_OPTION);
-	pid_t pid[XP_MAX_PIDS];
-	unsigned int npids;
 
 	if (first == XP_PARSE_HELP)
 		return XP_PARSE_HELP;
@@ -108,7 +106,7 @@ static int top_parse_args(int argc, char **argv, struct top_opts *o)
 	if (o->interval_ns < 100000000ull)
 		return xp_usage_error(&top_help, "--interval must be at least 100ms");
 	o->argv = argv + first;
-	return o->pids ? common_parse_pids(&top_help, o->pids, pid, &npids) : XP_EXIT_OK;
+	return o->pids ? common_parse_pids(&top_help, o->pids, o->pid, &o->npids) : XP_EXIT_OK;
 }
 
 /* ---- the numbers ---------------------------------------------------------- */
@@ -705,18 +703,16 @@ static void watch(struct top *t)
 static void describe(struct top *t)
 {
 	char comm[32] = "";
-	pid_t pid;
 
 	if (!t->o->pids) {
 		snprintf(t->what, sizeof(t->what), "'%s' (pid %d)", t->o->argv[0], (int)t->child);
 		return;
 	}
-	if (strchr(t->o->pids, ',')) {
+	if (t->o->npids > 1) {
 		snprintf(t->what, sizeof(t->what), "pids %s", t->o->pids);
 		return;
 	}
-	pid = (pid_t)atoi(t->o->pids); /* checked: one number */
-	procfs_comm(pid, pid, comm, sizeof(comm));
+	procfs_comm(t->o->pid[0], t->o->pid[0], comm, sizeof(comm));
 	snprintf(t->what, sizeof(t->what), "pid %s%s%s%s", t->o->pids, *comm ? " (" : "", comm,
 		 *comm ? ")" : "");
 }
