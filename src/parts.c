@@ -44,9 +44,7 @@ static void end_part(struct sampler *s, uint64_t now)
 		smp_collect_jit(s, t->procs[i]->pid);
 		capture_note(&s->cap, &smp_proc_of(s, t->procs[i])->as, &s->stacks);
 	}
-	smp_check_write(s, df_write_stat(s->w, "freq_hz", s->o->freq_hz));
-	smp_check_write(s, df_write_stat(s->w, "mode_wall", s->o->mode == SAMPLER_WALL));
-	smp_check_write(s, df_write_stat(s->w, "duration_ns", now - s->part_start));
+	smp_write_part_stats(s, smp_sampled_ns(s, now));
 	smp_check_write(s, df_write_stat(s->w, "part", s->parts + 1));
 }
 
@@ -97,5 +95,6 @@ void smp_switch_part(struct sampler *s, uint64_t now)
 	s->switch_now = false;
 	s->parts++;
 	s->part_start = now;
+	s->part_sampled = smp_sampled_ns(s, now);
 	begin_part(s, now);
 }

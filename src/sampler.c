@@ -549,6 +549,11 @@ static void rebase_threads(struct sampler *s, uint64_t now)
 	}
 }
 
+uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now)
+{
+	return s->sampled_ns + (s->enabled ? now - s->enabled_at : 0);
+}
+
 /*
  * Start (@on) or pause sampling at @now.  Paused, the timer is disarmed:
  * no thread is interrupted, the target runs at full speed, and only its
@@ -724,7 +729,7 @@ static int finish(struct sampler *s)
 	bool none_left;
 	unsigned long i;
 
-	s->st->duration_ns = s->sampled_ns + (s->enabled ? smp_now(s) - s->enabled_at : 0);
+	s->st->duration_ns = smp_sampled_ns(s, smp_now(s));
 	if (s->qos_fd >= 0)
 		close(s->qos_fd);
 	idlespin_stop(&s->spin);

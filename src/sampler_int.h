@@ -111,10 +111,11 @@ struct sampler {
 	uint64_t sampled_ns;	   /* time enabled before enabled_at */
 	char phase[DF_MARK_NAME_MAX + 1]; /* the phase under way ('mark NAME'), "": none */
 	uint64_t phase_t;		  /* since when */
-	struct ctl_place place;	   /* where the controller runs */
-	struct idlespin spin;	   /* --spin-idle */
+	struct ctl_place place;		  /* where the controller runs */
+	struct idlespin spin;		  /* --spin-idle */
 	/* --switch-output (parts.c): the current part's start, parts ended so far. */
-	uint64_t part_start;
+	uint64_t part_start;   /* recording time (for --switch-output TIME) */
+	uint64_t part_sampled; /* smp_sampled_ns then (a part's duration_ns statistic) */
 	unsigned int parts;
 	bool switch_failed;
 	bool switch_now;     /* SIGUSR2 came (switch_signal) */
@@ -149,7 +150,14 @@ void smp_drain_queue(struct sampler *s);
 void smp_drain_old_image(struct sampler *s, struct xp_process *p);
 /* Copy the JIT symbols of pid @pid's sampled pcs into the data file (jitmap.h). */
 void smp_collect_jit(struct sampler *s, pid_t pid);
-/* The statistics records. */
+/* Time spent sampling (enabled) up to @now: the duration_ns statistic's measure. */
+uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now);
+/*
+ * The statistics a part needs to be reported alone: rate, mode, and its
+ * sampling time, up to @sampled_ns of the recording's (smp_sampled_ns).
+ */
+void smp_write_part_stats(struct sampler *s, uint64_t sampled_ns);
+/* The statistics records (smp_write_part_stats's among them). */
 void smp_write_stats(struct sampler *s);
 
 /* --switch-output: whether the current part should end now (at @now). */

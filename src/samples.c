@@ -462,6 +462,13 @@ static void write_check_stats(struct sampler *s, const struct unwind_stats *us)
 			return;
 }
 
+void smp_write_part_stats(struct sampler *s, uint64_t sampled_ns)
+{
+	smp_check_write(s, df_write_stat(s->w, "freq_hz", s->o->freq_hz));
+	smp_check_write(s, df_write_stat(s->w, "mode_wall", s->o->mode == SAMPLER_WALL));
+	smp_check_write(s, df_write_stat(s->w, "duration_ns", sampled_ns - s->part_sampled));
+}
+
 void smp_write_stats(struct sampler *s)
 {
 	const struct sampler_stats *st = s->st;
@@ -470,9 +477,6 @@ void smp_write_stats(struct sampler *s)
 		const char *name;
 		uint64_t v;
 	} stats[] = {
-	    {"freq_hz", s->o->freq_hz},
-	    {"mode_wall", s->o->mode == SAMPLER_WALL},
-	    {"duration_ns", st->duration_ns - s->part_start}, /* of this part */
 	    {"ticks", st->ticks},
 	    {"late_ticks", st->late_ticks},
 	    {"interrupts", st->interrupts},
@@ -505,6 +509,7 @@ void smp_write_stats(struct sampler *s)
 	};
 	size_t i;
 
+	smp_write_part_stats(s, st->duration_ns);
 	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
 		if (smp_check_write(s, df_write_stat(s->w, stats[i].name, stats[i].v)))
 			return;
