@@ -14,6 +14,7 @@
 #include "aggregate.h"
 #include "cmd.h"
 #include "common.h"
+#include "ctl.h"
 #include "err.h"
 #include "opt.h"
 #include "procfs.h"
@@ -444,33 +445,6 @@ static void on_signal(int sig)
 		top_quit = 1;
 }
 
-/*
- * Fork the command's process: it lets the recorder (a child of top, so a
- * descendant of its designated tracer under Yama's ptrace_scope 1) trace
- * it, then waits for a byte on @go before it execs the command; should
- * that fail, it writes the errno to @err.  EOF on @go instead: top gave
- * up, exit quietly.
- */
-static pid_t start_child(char **argv, int go[2], int err[2])
-{
-	pid_t pid = fork();
-	char c;
-	int e;
-
-	if (pid)
-		return pid;
-	close(go[1]);
-	close(err[0]);
-	prctl(PR_SET_PTRACER, getppid(), 0, 0, 0);
-	if (read(go[0], &c, 1) != 1)
-		_exit(XP_EXIT_NOEXEC);
-	execvp(argv[0], argv);
-	e = errno;
-	if (write(err[1], &e, sizeof(e)) != sizeof(e))
-		_exit(XP_EXIT_NOEXEC);
-	_exit(XP_EXIT_NOEXEC);
-}
-
 /* 'xprof attach' on @pids, writing t->data, its messages to t->log. */
 static pid_t start_recorder(struct top *t, const char *pids)
 {
@@ -560,7 +534,11 @@ static int launch(struct top *t)
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
 		return xp_error("cannot create a pipe: %s", strerror(errno)), XP_EXIT_FAIL;
-	t->child = start_child(t->o->argv, go, err);
+	/*
+	 * The recorder is a child of top, so a descendant of the command's
+	 * designated tracer under Yama; the command starts once traced.
+	 */
+	t->child = ctl_spawn_held(t->o->argv, go, err, getpid());
 	close(go[0]);
 	close(err[1]);
 	if (t->child < 0) {

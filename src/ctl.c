@@ -143,3 +143,30 @@ void ctl_pause_ns(uint64_t ns)
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 		;
 }
+
+pid_t ctl_spawn_held(char **argv, const int go[2], const int err[2], pid_t ptracer)
+{
+	pid_t pid = fork();
+	sigset_t empty;
+	char c;
+	ssize_t n;
+	int e;
+
+	if (pid)
+		return pid;
+	sigemptyset(&empty);
+	sigprocmask(SIG_SETMASK, &empty, NULL);
+	close(go[1]);
+	close(err[0]);
+	if (ptracer)
+		prctl(PR_SET_PTRACER, ptracer, 0, 0, 0);
+	while ((n = read(go[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(127); /* the parent gave up */
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(err[1], &e, sizeof(e)) != sizeof(e))
+		_exit(127);
+	_exit(127);
+}

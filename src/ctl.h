@@ -48,6 +48,17 @@ int ctl_hold_poll_idle(void);
  * Returns @prio, or 0 when refused (needs root or CAP_SYS_NICE).
  */
 unsigned int ctl_raise_priority(unsigned int prio);
+
+/*
+ * Fork a child that waits for one byte on @go[0], then execs @argv (PATH
+ * searched); if the exec fails it writes its errno to @err[1].  End of
+ * file on @go instead (the parent gave up): it exits 127 without running
+ * anything.  The child closes @go[1] and @err[0], empties its signal mask
+ * and, with @ptracer, lets that process and its descendants trace it
+ * under Yama's ptrace_scope 1.  The pipes are the caller's, O_CLOEXEC.
+ * Returns the child's pid, or -1 with errno set.
+ */
+pid_t ctl_spawn_held(char **argv, const int go[2], const int err[2], pid_t ptracer);
 /*
  * The smallest timer slack for the calling thread (PR_SET_TIMERSLACK 1 ns):
  * a normal task's timers may otherwise fire up to 50 us late (a real-time

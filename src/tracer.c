@@ -180,7 +180,6 @@ int tracer_launch(struct tracer *t, char **argv)
 {
 	int go[2], err[2], e;
 	struct xp_process *p;
-	sigset_t empty;
 	pid_t pid;
 	char c = 'g';
 
@@ -192,7 +191,8 @@ int tracer_launch(struct tracer *t, char **argv)
 		close(go[1]);
 		return e;
 	}
-	pid = fork();
+	/* The child waits until we have seized it, then execs. */
+	pid = ctl_spawn_held(argv, go, err, 0);
 	if (pid < 0) {
 		e = -errno;
 		close(go[0]);
@@ -200,22 +200,6 @@ int tracer_launch(struct tracer *t, char **argv)
 		close(err[0]);
 		close(err[1]);
 		return e;
-	}
-	if (pid == 0) {
-		/* Child: wait until the parent has seized us, then exec. */
-		sigemptyset(&empty);
-		sigprocmask(SIG_SETMASK, &empty, NULL);
-		close(go[1]);
-		close(err[0]);
-		while (read(go[0], &c, 1) < 0 && errno == EINTR)
-			;
-		if (c != 'g')
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
 	}
 	close(go[0]);
 	close(err[1]);
