@@ -24,20 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const attach_usage[] = {
-    "xprof attach -p <pid>[,<pid>...] [<options>]",
-    NULL,
-};
-
-static const struct xp_cmd_help attach_help = {
-    .name = "attach",
-    .usage = attach_usage,
-    .description = "Profile running processes for a while, then detach and leave them running.",
-    .examples = "    xprof attach -p 4242 -d 30s          # 30 s of pid 4242, all threads\n"
+static const struct xp_cmd_help attach_help =
+    XP_CMD_HELP("attach", XP_USAGE("xprof attach -p <pid>[,<pid>...] [<options>]"),
+		"Profile running processes for a while, then detach and leave them running.",
+		"    xprof attach -p 4242 -d 30s          # 30 s of pid 4242, all threads\n"
 		"    xprof attach -p 4242,4243            # until Ctrl-C or both exit\n"
 		"    xprof attach -p 4242 --mode wall     # blocked threads too\n"
-		"    xprof report --flat                  # then look at the profile\n",
-};
+		"    xprof report --flat                  # then look at the profile\n");
 
 int attach_parse_args(int argc, char **argv, struct attach_opts *opts)
 {

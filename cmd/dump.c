@@ -38,19 +38,12 @@
 #define DUMP_STACK_BYTES (128 * 1024) /* one stop, so more than a sample copies */
 #define DUMP_TIMEOUT_MS	 2000	      /* for every thread to stop */
 
-static const char *const dump_usage[] = {
-    "xprof dump -p <pid> [-g auto|fp|dwarf|libunwind|check] [--max-depth <n>]",
-    NULL,
-};
-
-static const struct xp_cmd_help dump_help = {
-    .name = "dump",
-    .usage = dump_usage,
-    .description = "Print the call stack of every thread of a running process, then detach\n"
-		   "and leave it running.",
-    .examples = "    xprof dump -p 4242                    # every thread of pid 4242\n"
-		"    xprof dump -p $(pidof app) -g dwarf   # CFI for every frame\n",
-};
+static const struct xp_cmd_help dump_help = XP_CMD_HELP(
+    "dump", XP_USAGE("xprof dump -p <pid> [-g auto|fp|dwarf|libunwind|check] [--max-depth <n>]"),
+    "Print the call stack of every thread of a running process, then detach\n"
+    "and leave it running.",
+    "    xprof dump -p 4242                    # every thread of pid 4242\n"
+    "    xprof dump -p $(pidof app) -g dwarf   # CFI for every frame\n");
 
 int dump_parse_args(int argc, char **argv, struct dump_opts *opts)
 {

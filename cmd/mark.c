@@ -20,19 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const mark_usage[] = {
-    "xprof mark --control fifo:<ctl>[,<ack>] <name>",
-    NULL,
-};
-
-static const struct xp_cmd_help mark_help = {
-    .name = "mark",
-    .usage = mark_usage,
-    .description = "Start a named phase of a recording that takes --control commands.",
-    .examples = "    mkfifo ctl ack\n"
+static const struct xp_cmd_help mark_help =
+    XP_CMD_HELP("mark", XP_USAGE("xprof mark --control fifo:<ctl>[,<ack>] <name>"),
+		"Start a named phase of a recording that takes --control commands.",
+		"    mkfifo ctl ack\n"
 		"    xprof record --control fifo:ctl,ack -- ./server &\n"
-		"    xprof mark --control fifo:ctl,ack warm-up   # then: report --phase warm-up\n",
-};
+		"    xprof mark --control fifo:ctl,ack warm-up   # then: report --phase warm-up\n");
 
 /* 0 once "ack\n" came from @fd within @timeout_ns, else -1 (printed). */
 static int wait_ack(int fd, const char *path, uint64_t timeout_ns)

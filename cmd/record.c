@@ -30,24 +30,17 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const record_usage[] = {
-    "xprof record [<options>] [--] <command> [<args>...]",
-    NULL,
-};
-
-static const struct xp_cmd_help record_help = {
-    .name = "record",
-    .usage = record_usage,
-    .description = "Run a command and sample its call stacks until it exits.",
-    .examples = "    xprof record -- ./app --input big.txt    # profile until ./app exits\n"
+static const struct xp_cmd_help record_help =
+    XP_CMD_HELP("record", XP_USAGE("xprof record [<options>] [--] <command> [<args>...]"),
+		"Run a command and sample its call stacks until it exits.",
+		"    xprof record -- ./app --input big.txt    # profile until ./app exits\n"
 		"    xprof record -F 4999 -o app.data -- ./app # higher rate, other file\n"
 		"    xprof record -d 10s -- ./server           # sample the first 10 s only\n"
 		"    xprof record -D 2s -- ./server            # all but the first 2 s (start-up)\n"
 		"    mkfifo ctl; xprof record -D -1 --control fifo:ctl -- ./app &\n"
 		"    echo enable > ctl; ...; echo 'mark load' > ctl; ...; echo disable > ctl\n"
 		"    xprof record -g dwarf -- ./app            # CFI for every frame\n"
-		"    xprof report --folded > app.folded        # then look at the profile\n",
-};
+		"    xprof report --folded > app.folded        # then look at the profile\n");
 
 int record_parse_args(int argc, char **argv, struct record_opts *opts)
 {

@@ -26,35 +26,30 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const report_usage[] = {
-    "xprof report [-i <file>] [-o <file>] [--flat | --tree] [--sort self|total] [--limit <n>]\n"
-    "                    [--min-percent <p>] [<filters>]",
-    "xprof report --diff <base> [-i <file>] [-o <file>] [--flat | --tree | --folded |\n"
-    "                    --flamegraph] [<filters>]",
-    "xprof report [-i <file>] [-o <file>] --folded | --flamegraph | --pprof | --speedscope\n"
-    "                    [<filters>]",
-    NULL,
-};
-
-static const struct xp_cmd_help report_help = {
-    .name = "report",
-    .usage = report_usage,
-    .description = "Resolve the symbols of a data file and print the profile in one format:\n"
-		   "flat (the default), tree, folded, flamegraph (HTML), pprof or speedscope.\n"
-		   "Filters: --pid, --tid, --comm (comma-separated lists), --per-thread.",
-    .examples = "    xprof report                           # functions by self time, from "
-		"xprof.data\n"
-		"    xprof report --tree --min-percent 2    # call tree, entries of 2% and more\n"
-		"    xprof report --flamegraph -o app.html  # open app.html in a browser\n"
-		"    xprof report --pprof -o app.pb.gz      # then: go tool pprof -top app.pb.gz\n"
-		"    xprof report --speedscope -o app.json  # open it at speedscope.app\n"
-		"    xprof report --folded | flamegraph.pl > app.svg\n"
-		"    xprof report --comm worker --per-thread --flat --limit 20\n"
-		"    xprof report -i old.data --flat        # another data file\n"
-		"    xprof report --header-only             # how the recording went (stop times, ...)\n"
-		"    xprof report --phase load --folded     # from 'mark load' to the next mark\n"
-		"    xprof report --debug-dir ~/debug       # debuginfo under ~/debug/.build-id\n",
-};
+static const struct xp_cmd_help report_help = XP_CMD_HELP(
+    "report",
+    XP_USAGE(
+	"xprof report [-i <file>] [-o <file>] [--flat | --tree] [--sort self|total] [--limit <n>]\n"
+	"                    [--min-percent <p>] [<filters>]",
+	"xprof report --diff <base> [-i <file>] [-o <file>] [--flat | --tree | --folded |\n"
+	"                    --flamegraph] [<filters>]",
+	"xprof report [-i <file>] [-o <file>] --folded | --flamegraph | --pprof | --speedscope\n"
+	"                    [<filters>]"),
+    "Resolve the symbols of a data file and print the profile in one format:\n"
+    "flat (the default), tree, folded, flamegraph (HTML), pprof or speedscope.\n"
+    "Filters: --pid, --tid, --comm (comma-separated lists), --per-thread.",
+    "    xprof report                           # functions by self time, from "
+    "xprof.data\n"
+    "    xprof report --tree --min-percent 2    # call tree, entries of 2% and more\n"
+    "    xprof report --flamegraph -o app.html  # open app.html in a browser\n"
+    "    xprof report --pprof -o app.pb.gz      # then: go tool pprof -top app.pb.gz\n"
+    "    xprof report --speedscope -o app.json  # open it at speedscope.app\n"
+    "    xprof report --folded | flamegraph.pl > app.svg\n"
+    "    xprof report --comm worker --per-thread --flat --limit 20\n"
+    "    xprof report -i old.data --flat        # another data file\n"
+    "    xprof report --header-only             # how the recording went (stop times, ...)\n"
+    "    xprof report --phase load --folded     # from 'mark load' to the next mark\n"
+    "    xprof report --debug-dir ~/debug       # debuginfo under ~/debug/.build-id\n");
 
 /*
  * The formats, in the order the usage error names them; format_choices and

@@ -55,25 +55,19 @@ struct top_opts {
 
 static const char *const top_sort_choices[] = {"self", "total", NULL};
 
-static const char *const top_usage[] = {
-    "xprof top -p <pid>[,<pid>...] [<options>]",
-    "xprof top [<options>] [--] <command> [<args>...]",
-    NULL,
-};
-
-static const struct xp_cmd_help top_help = {
-    .name = "top",
-    .usage = top_usage,
-    .description = "Show the hottest functions of running processes, refreshed every second.",
-    .examples = "    xprof top -p 4242                    # until q; pid 4242 runs on\n"
+static const struct xp_cmd_help top_help =
+    XP_CMD_HELP("top",
+		XP_USAGE("xprof top -p <pid>[,<pid>...] [<options>]",
+			 "xprof top [<options>] [--] <command> [<args>...]"),
+		"Show the hottest functions of running processes, refreshed every second.",
+		"    xprof top -p 4242                    # until q; pid 4242 runs on\n"
 		"    xprof top -- ./app --port 8080       # ./app runs on to its end after q\n"
 		"    xprof top -p 4242 -n 5 | tail -25    # plain text, 5 intervals\n"
 		"\nKEYS (on a terminal)\n"
 		"    s, t      sort by self or by total share\n"
 		"    a         sort by the last interval or by everything since the start\n"
 		"    p         functions per thread, or all threads together\n"
-		"    q         quit (also Ctrl-C)\n",
-};
+		"    q         quit (also Ctrl-C)\n");
 
 static int top_parse_args(int argc, char **argv, struct top_opts *o)
 {

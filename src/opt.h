@@ -101,6 +101,17 @@ struct xp_cmd_help {
 	const char *examples;	  /* text block printed under EXAMPLES */
 };
 
+/*
+ * The initializer of a command's struct xp_cmd_help, in the order help
+ * prints it: XP_CMD_HELP("top", XP_USAGE("xprof top ...", "xprof top ..."),
+ * "Show ...", "    xprof top -p 4242 ...\n").  XP_USAGE adds the NULL.
+ */
+#define XP_USAGE(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define XP_CMD_HELP(nm, use, desc, ex)                                                             \
+	{                                                                                          \
+		.name = (nm), .usage = (use), .description = (desc), .examples = (ex)              \
+	}
+
 enum xp_parse_flags {
 	/* Stop at the first non-option (for "record -- cmd args"). */
 	XP_PARSE_STOP_AT_NON_OPTION = 1 << 0,
