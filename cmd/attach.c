@@ -93,10 +93,8 @@ int cmd_attach(int argc, char **argv)
 	unsigned i;
 
 	ret = attach_parse_args(argc, argv, &opts);
-	if (ret == XP_PARSE_HELP)
-		return XP_EXIT_OK;
 	if (ret)
-		return ret;
+		return xp_parse_status(ret);
 	if (opts.rec.quiet)
 		xp_quiet = 1;
 	for (i = 0; i < opts.npids; i++)

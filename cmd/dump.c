@@ -379,10 +379,8 @@ int cmd_dump(int argc, char **argv)
 	int ret, e, lost;
 
 	ret = dump_parse_args(argc, argv, &opts);
-	if (ret == XP_PARSE_HELP)
-		return XP_EXIT_OK;
 	if (ret)
-		return ret;
+		return xp_parse_status(ret);
 	if (common_check_target(opts.pid, "dump"))
 		return XP_EXIT_FAIL;
 	/* Ctrl-C while threads are stopped takes effect once they are released. */

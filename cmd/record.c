@@ -115,10 +115,8 @@ int cmd_record(int argc, char **argv)
 	int ret, e, code;
 
 	ret = record_parse_args(argc, argv, &opts);
-	if (ret == XP_PARSE_HELP)
-		return XP_EXIT_OK;
 	if (ret)
-		return ret;
+		return xp_parse_status(ret);
 	if (opts.quiet)
 		xp_quiet = 1;
 

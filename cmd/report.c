@@ -855,10 +855,8 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	ret = report_parse_args(argc, argv, &opts);
-	if (ret == XP_PARSE_HELP)
-		return XP_EXIT_OK;
 	if (ret)
-		return ret;
+		return xp_parse_status(ret);
 	to_stdout = !opts.output || !strcmp(opts.output, "-");
 	if (to_stdout && !opts.header_only && (format_ops(opts.format)->flags & OUT_BINARY) &&
 	    isatty(STDOUT_FILENO)) {

@@ -765,10 +765,8 @@ int cmd_top(int argc, char **argv)
 	int ret;
 
 	ret = top_parse_args(argc, argv, &o);
-	if (ret == XP_PARSE_HELP)
-		return XP_EXIT_OK;
 	if (ret)
-		return ret;
+		return xp_parse_status(ret);
 	if (make_dir(&t))
 		return XP_EXIT_FAIL;
 	intern(&t, ""); /* id 0: no thread */

@@ -120,6 +120,15 @@ enum xp_parse_flags {
 #define XP_PARSE_HELP (-3)
 
 /*
+ * The exit status of a command whose parse function returned @ret (not 0):
+ * 0 after help was printed, else @ret (2 after a usage error).
+ */
+static inline int xp_parse_status(int ret)
+{
+	return ret == XP_PARSE_HELP ? 0 : ret;
+}
+
+/*
  * Parse @argv (argv[0] is the command name) against @opts.  Returns the index
  * of the first operand (>= 1) on success, XP_PARSE_HELP after printing help
  * to stdout for -h/--help, or -2 after printing a usage error to stderr.
