@@ -76,17 +76,9 @@ static bool shares_session(const struct attach_opts *o)
 
 int cmd_attach(int argc, char **argv)
 {
-	struct attach_opts opts = {.rec = {.freq_hz = XP_DEFAULT_FREQ,
-					   .output = "xprof.data",
-					   .max_depth = XP_DEFAULT_MAX_DEPTH,
-					   .rt_priority = XP_DEFAULT_RT_PRIORITY}};
-	struct sampler_opts so;
-	struct sampler_stats st;
-	struct common_parts parts;
+	struct attach_opts opts = {.rec = RECORD_OPTS_INIT};
+	struct common_run r;
 	char name[PATH_MAX];
-	struct control ctl;
-	struct df_writer *w;
-	struct tracer t;
 	char what[64];
 	uint64_t bytes;
 	int ret, e;
@@ -105,20 +97,10 @@ int cmd_attach(int argc, char **argv)
 		return ret;
 	common_own_session();
 
-	if (common_open_control(&opts.rec, &ctl))
+	if (common_run_open(&r, &opts.rec, argc, argv))
 		return XP_EXIT_FAIL;
-	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
-	 */
-	common_block_signals(&opts.rec);
-	w = common_open_output(opts.rec.output, argc, argv);
-	if (!w) {
-		control_close(&ctl);
-		return XP_EXIT_FAIL;
-	}
-
-	tracer_init(&t, opts.rec.no_follow ? 0 : TRACER_FOLLOW);
 	for (i = 0; i < opts.npids; i++) {
-		e = tracer_attach(&t, opts.pid[i]);
+		e = tracer_attach(&r.t, opts.pid[i]);
 		if (e) {
 			snprintf(what, sizeof(what), "attach to pid %d", (int)opts.pid[i]);
 			if (e == -EINVAL)
@@ -126,38 +108,32 @@ int cmd_attach(int argc, char **argv)
 					 (int)opts.pid[i]);
 			else
 				common_explain_trace_error(-e, opts.pid[i], what);
-			tracer_detach_all(&t);
-			tracer_release(&t);
-			df_writer_discard(w); /* nothing recorded: an earlier output stays */
-			control_close(&ctl);
+			tracer_detach_all(&r.t);
+			common_run_abort(&r);
 			return XP_EXIT_FAIL;
 		}
 	}
-	common_sampler_opts(&opts.rec, SAMPLER_ATTACH, &so);
-	common_sampler_parts(&opts.rec, w, argc, argv, &parts, &so);
-	so.control = opts.rec.control_arg ? &ctl : NULL;
-	ret = sampler_run(&t, w, &so, &st);
-	control_close(&ctl);
-	if (common_parts_close(&parts, name, sizeof(name), &bytes))
+	ret = common_run_sample(&r, &opts.rec, SAMPLER_ATTACH, argc, argv);
+	if (common_parts_close(&r.parts, name, sizeof(name), &bytes))
 		ret = -1;
-	if (st.end == SAMPLER_END_SIGNAL)
-		xp_info("sampling stopped by %s", strsignal(st.end_signal));
-	else if (st.end == SAMPLER_END_CONTROL)
+	if (r.st.end == SAMPLER_END_SIGNAL)
+		xp_info("sampling stopped by %s", strsignal(r.st.end_signal));
+	else if (r.st.end == SAMPLER_END_CONTROL)
 		xp_info("sampling stopped by a 'stop' command of --control");
-	else if (st.end == SAMPLER_END_ALL_EXITED)
+	else if (r.st.end == SAMPLER_END_ALL_EXITED)
 		xp_info("every target process has exited");
-	if (st.end == SAMPLER_END_WRITE_ERROR) {
+	if (r.st.end == SAMPLER_END_WRITE_ERROR) {
 		/* The error was printed when the write failed: no summary claiming a file. */
 		xp_hint("sampling stopped at the error, after %.1f s, and the processes were left "
 			"running; '%s' keeps what was written before it",
-			(double)st.duration_ns / 1e9, opts.rec.output);
+			(double)r.st.duration_ns / 1e9, opts.rec.output);
 	} else {
-		common_print_summary(&so, &st, &t, name, bytes);
+		common_print_summary(&r.so, &r.st, &r.t, name, bytes);
 	}
-	tracer_release(&t);
+	tracer_release(&r.t);
 	if (ret)
 		return XP_EXIT_FAIL;
-	if (!st.samples) {
+	if (!r.st.samples) {
 		xp_error("no samples were collected");
 		xp_hint("the targets may have been idle: try --mode wall");
 		return XP_EXIT_FAIL;

@@ -54,6 +54,11 @@ struct record_opts {
 	char **argv;			  /* the command, NULL-terminated */
 	int argc;
 };
+#define RECORD_OPTS_INIT                                                                           \
+	{                                                                                          \
+		.freq_hz = XP_DEFAULT_FREQ, .output = "xprof.data",                                \
+		.max_depth = XP_DEFAULT_MAX_DEPTH, .rt_priority = XP_DEFAULT_RT_PRIORITY           \
+	}
 
 /* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */
 int record_parse_args(int argc, char **argv, struct record_opts *opts);

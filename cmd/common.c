@@ -508,3 +508,39 @@ int common_exit_status(int status)
 		return 128 + WTERMSIG(status);
 	return XP_EXIT_FAIL;
 }
+
+int common_run_open(struct common_run *r, const struct record_opts *ro, int argc, char **argv)
+{
+	if (common_open_control(ro, &r->ctl))
+		return -1;
+	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
+	 */
+	common_block_signals(ro);
+	r->w = common_open_output(ro->output, argc, argv);
+	if (!r->w) {
+		control_close(&r->ctl);
+		return -1;
+	}
+	tracer_init(&r->t, ro->no_follow ? 0 : TRACER_FOLLOW);
+	return 0;
+}
+
+void common_run_abort(struct common_run *r)
+{
+	tracer_release(&r->t);
+	df_writer_discard(r->w); /* nothing recorded: an earlier output stays */
+	control_close(&r->ctl);
+}
+
+int common_run_sample(struct common_run *r, const struct record_opts *ro, int kind, int argc,
+		      char **argv)
+{
+	int ret;
+
+	common_sampler_opts(ro, kind, &r->so);
+	common_sampler_parts(ro, r->w, argc, argv, &r->parts, &r->so);
+	r->so.control = ro->control_arg ? &r->ctl : NULL;
+	ret = sampler_run(&r->t, r->w, &r->so, &r->st);
+	control_close(&r->ctl);
+	return ret;
+}

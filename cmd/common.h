@@ -12,9 +12,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct sampler_stats;
-struct sampler_opts;
-struct tracer;
+#include "control.h"
+#include "sampler.h"
+#include "tracer.h"
+
 struct df_writer;
 
 extern const char *const common_call_graph_choices[];	 /* indexed by enum unwind_mode */
@@ -104,6 +105,37 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 /* The same, and --switch-output's parts in @cp (which must outlive the recording). */
 void common_sampler_parts(const struct record_opts *ro, struct df_writer *w, int argc, char **argv,
 			  struct common_parts *cp, struct sampler_opts *so);
+
+/*
+ * What a recording of record or attach holds while it runs.  The command
+ * calls common_run_open, launches or attaches with @t, then
+ * common_run_sample; after a failed launch or attach, common_run_abort.
+ */
+struct common_run {
+	struct control ctl;
+	struct df_writer *w; /* the output, until the parts take it over */
+	struct tracer t;
+	struct sampler_opts so;
+	struct sampler_stats st;
+	struct common_parts parts;
+};
+
+/*
+ * Open --control's FIFOs, block the signals the sampler takes, create the
+ * output (its meta records from @argc/@argv) and initialise the tracer
+ * (TRACER_FOLLOW unless --no-follow).  0, or -1 after a printed error with
+ * nothing left open.
+ */
+int common_run_open(struct common_run *r, const struct record_opts *ro, int argc, char **argv);
+/* Undo common_run_open: release the tracer, drop the output (an earlier file stays), close. */
+void common_run_abort(struct common_run *r);
+/*
+ * Sample the traced targets as @kind (enum sampler_kind) until the
+ * recording ends, into r->so and r->st, then close --control; the parts
+ * are left for common_parts_close.  Returns sampler_run's result.
+ */
+int common_run_sample(struct common_run *r, const struct record_opts *ro, int kind, int argc,
+		      char **argv);
 
 /* The one-paragraph summary on stderr (unless -q). */
 void common_print_summary(const struct sampler_opts *o, const struct sampler_stats *st,

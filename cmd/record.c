@@ -100,17 +100,9 @@ static int wait_root(struct tracer *t)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts opts = {.freq_hz = XP_DEFAULT_FREQ,
-				   .output = "xprof.data",
-				   .max_depth = XP_DEFAULT_MAX_DEPTH,
-				   .rt_priority = XP_DEFAULT_RT_PRIORITY};
-	struct sampler_opts so;
-	struct sampler_stats st;
-	struct common_parts parts;
+	struct record_opts opts = RECORD_OPTS_INIT;
+	struct common_run r;
 	char name[PATH_MAX];
-	struct control ctl;
-	struct df_writer *w;
-	struct tracer t;
 	uint64_t bytes;
 	int ret, e, code;
 
@@ -123,66 +115,50 @@ int cmd_record(int argc, char **argv)
 	ret = common_split_session(&opts, true);
 	if (ret >= 0)
 		return ret;
-	if (common_open_control(&opts, &ctl))
+	if (common_run_open(&r, &opts, opts.argc, opts.argv))
 		return XP_EXIT_FAIL;
-	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
-	 */
-	common_block_signals(&opts);
-	w = common_open_output(opts.output, opts.argc, opts.argv);
-	if (!w) {
-		control_close(&ctl);
-		return XP_EXIT_FAIL;
-	}
-
-	tracer_init(&t, opts.no_follow ? 0 : TRACER_FOLLOW);
-	e = tracer_launch(&t, opts.argv);
+	e = tracer_launch(&r.t, opts.argv);
 	if (e) {
 		common_explain_trace_error(-e, 0, "trace the command");
-		tracer_release(&t);
-		df_writer_discard(w);
-		control_close(&ctl);
+		common_run_abort(&r);
 		return XP_EXIT_FAIL;
 	}
 	common_own_session(); /* the command stays in the terminal's process group */
-	common_sampler_opts(&opts, SAMPLER_RECORD, &so);
-	common_sampler_parts(&opts, w, opts.argc, opts.argv, &parts, &so);
-	so.control = opts.control_arg ? &ctl : NULL;
-	ret = sampler_run(&t, w, &so, &st);
-	control_close(&ctl);
-	if (wait_root(&t))
+	ret = common_run_sample(&r, &opts, SAMPLER_RECORD, opts.argc, opts.argv);
+	if (wait_root(&r.t))
 		xp_warn("lost track of the command: %s", strerror(errno));
-	code = common_exit_status(t.root_status);
-	if (code == XP_EXIT_NOEXEC && WIFEXITED(t.root_status) && (e = tracer_exec_error(&t))) {
+	code = common_exit_status(r.t.root_status);
+	if (code == XP_EXIT_NOEXEC && WIFEXITED(r.t.root_status) && (e = tracer_exec_error(&r.t))) {
 		xp_error("cannot run '%s': %s", opts.argv[0], strerror(e));
-		df_writer_discard(parts.w); /* nothing ran: an earlier output stays */
-		tracer_release(&t);
+		df_writer_discard(r.parts.w); /* nothing ran: an earlier output stays */
+		tracer_release(&r.t);
 		return XP_EXIT_NOEXEC;
 	}
-	if (st.end == SAMPLER_END_SIGNAL && !xp_quiet)
-		xp_info("sampling stopped by %s", strsignal(st.end_signal));
-	if (st.end == SAMPLER_END_CONTROL && !xp_quiet)
+	if (r.st.end == SAMPLER_END_SIGNAL && !xp_quiet)
+		xp_info("sampling stopped by %s", strsignal(r.st.end_signal));
+	if (r.st.end == SAMPLER_END_CONTROL && !xp_quiet)
 		xp_info("sampling stopped by a 'stop' command of --control");
 	/*
 	 * A shell says "Segmentation fault (core dumped)" about its own
 	 * children; ours sees only 139, so say it here.
 	 */
-	if (WIFSIGNALED(t.root_status))
+	if (WIFSIGNALED(r.t.root_status))
 		xp_info("'%s' was killed by signal %d (%s)%s", opts.argv[0],
-			WTERMSIG(t.root_status), strsignal(WTERMSIG(t.root_status)),
-			WCOREDUMP(t.root_status) ? ", core dumped" : "");
-	if (common_parts_close(&parts, name, sizeof(name), &bytes))
+			WTERMSIG(r.t.root_status), strsignal(WTERMSIG(r.t.root_status)),
+			WCOREDUMP(r.t.root_status) ? ", core dumped" : "");
+	if (common_parts_close(&r.parts, name, sizeof(name), &bytes))
 		ret = -1;
-	if (!st.samples && !ret)
+	if (!r.st.samples && !ret)
 		xp_warn("no samples were collected (sampling ran for %.3f s)",
-			(double)st.duration_ns / 1e9);
-	if (st.end == SAMPLER_END_WRITE_ERROR) {
+			(double)r.st.duration_ns / 1e9);
+	if (r.st.end == SAMPLER_END_WRITE_ERROR) {
 		/* The error itself was printed when the write failed. */
 		xp_hint("sampling stopped at the error, after %.1f s, and the command was left to "
 			"finish; '%s' keeps what was written before it",
-			(double)st.duration_ns / 1e9, opts.output);
-	} else if (ret == 0 || st.samples) {
-		common_print_summary(&so, &st, &t, name, bytes);
+			(double)r.st.duration_ns / 1e9, opts.output);
+	} else if (ret == 0 || r.st.samples) {
+		common_print_summary(&r.so, &r.st, &r.t, name, bytes);
 	}
-	tracer_release(&t);
+	tracer_release(&r.t);
 	return code;
 }
