@@ -59,6 +59,9 @@ unsigned int ctl_raise_priority(unsigned int prio);
  * Returns the child's pid, or -1 with errno set.
  */
 pid_t ctl_spawn_held(char **argv, const int go[2], const int err[2], pid_t ptracer);
+
+/* Ask for a 100 us time slice at normal priority (see ctl.c).  0 or -1. */
+int ctl_short_slice(void);
 /*
  * The smallest timer slack for the calling thread (PR_SET_TIMERSLACK 1 ns):
  * a normal task's timers may otherwise fire up to 50 us late (a real-time

@@ -710,6 +710,8 @@ static void start(struct sampler *s)
 		s->st->spin_idle = idlespin_start(&s->spin);
 	if (s->o->rt_priority)
 		s->st->rt_priority = ctl_raise_priority(s->o->rt_priority);
+	if (!s->st->rt_priority)
+		ctl_short_slice();
 	s->slack = ctl_min_timer_slack();
 	if (s->o->delay_ns || s->o->start_disabled) {
 		smp_check_write(s, df_write_mark(s->w, 0, DF_MARK_DISABLE, ""));
