@@ -90,6 +90,11 @@ wait_until 10 has_samples || fail_now "the attach never wrote samples to sig.dat
 kill -USR2 "$xprof_pid"
 has_part() { compgen -G 'sig.data.*' >/dev/null; }
 wait_until 10 has_part || fail "no part after SIGUSR2"
+# The end comes once the new part has samples (flushed, so a report of
+# the growing file finds them): a part cut before its first sample has
+# nothing to report (and says so, exit 1).
+part_sampled() { "$XPROF" report -i sig.data --folded >/dev/null 2>&1; }
+wait_until 10 part_sampled || fail "no samples in the part after SIGUSR2"
 kill -INT "$xprof_pid"
 wait_bg sigattach 0
 mapfile -t parts < <(ls sig.data.* | sort)
