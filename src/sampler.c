@@ -10,7 +10,6 @@
 #include "ctl.h"
 #include "datafile.h"
 #include "err.h"
-#include "procfs.h"
 #include "schedule.h"
 
 #include <errno.h>
@@ -42,35 +41,6 @@ static size_t copy_size(const struct sampler *s, struct xp_thread *th)
 	uint32_t hint = s->o->adaptive_copy ? smp_proc_of(s, th->proc)->copy_hint : 0;
 
 	return stackcopy_size(&smp_thread_of(th)->copy, hint, s->o->stack_bytes);
-}
-
-/*
- * CPU mode: whether the stop found @th at a system call that has nothing to
- * do with where its CPU time went; such a stop gives no sample.
- */
-static bool stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs)
-{
-	if (s->o->mode != SAMPLER_CPU)
-		return false;
-	/*
-	 * It blocked in a system call between the tick and the stop.  Its CPU
-	 * time was spent before, elsewhere: keep it for the next sample that
-	 * finds it running, as the tick does for a thread already blocked.
-	 */
-	if (regs->flags & XP_REGS_SYSCALL_RESTART)
-		return true;
-	/*
-	 * The same once it is woken, but stopped before it ran any code of its
-	 * own: it is at the call's exit, not where its CPU time went (256
-	 * threads woken from a barrier, stopped while they waited for a CPU,
-	 * put a quarter of the samples at the barrier).  A call that did not
-	 * block (one that uses CPU in the kernel) is sampled where it is.
-	 */
-	if ((regs->flags & XP_REGS_SYSCALL_EXIT) && x->blocked_since) {
-		x->blocked_since = false;
-		return true;
-	}
-	return false;
 }
 
 /*
@@ -108,7 +78,7 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 	if ((r->regs.flags & XP_REGS_SYSCALL_RESTART) &&
 	    r->regs.sys_nr != (uint32_t)s->arch->nr_restart_syscall)
 		x->restart_nr = r->regs.sys_nr;
-	if (stop_in_call(s, x, &r->regs)) {
+	if (smp_stop_in_call(s, x, &r->regs)) {
 		s->st->dropped_blocked++;
 		return NULL;
 	}
@@ -127,146 +97,6 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 	return r;
 }
 
-/* schedstat of @th (procfs.h), opened at its first use.  0, or -1 if unreadable. */
-static int read_schedstat(struct xp_thread *th, uint64_t *cpu_ns, uint64_t *count)
-{
-	struct smp_thread *x = smp_thread_of(th);
-
-	if (x->schedstat_fd == SMP_FD_LAZY)
-		x->schedstat_fd = procfs_open_task(th->proc->pid, th->tid, "schedstat");
-	return procfs_schedstat(x->schedstat_fd, cpu_ns, count);
-}
-
-/* Weight of a sample of @th taken now, and whether it is due at all (cputime.h). */
-static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *weight)
-{
-	struct smp_thread *x = smp_thread_of(th);
-	uint64_t cpu_ns, count;
-
-	if (s->o->mode == SAMPLER_WALL) {
-		*weight = cputime_wall_weight(&x->cpu, now, s->period);
-		return true;
-	}
-	x->cpu.on_cpu = false;
-	if (read_schedstat(th, &cpu_ns, &count)) {
-		*weight = s->period;
-		return x->schedstat_fd < 0;
-	}
-	return cputime_due(&x->cpu, cpu_ns, count, now, s->period, s->o->kind == SAMPLER_ATTACH,
-			   weight);
-}
-
-/*
- * CPU mode, just after resuming @th from the stop of sample @r at @t: the
- * exact weight, or no sample for a thread that hardly ran (cputime_settle).
- */
-static void settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t)
-{
-	struct smp_thread *x = smp_thread_of(th);
-	uint64_t cpu_ns, count;
-
-	x->cpu.resume_known = false;
-	if (read_schedstat(th, &cpu_ns, &count))
-		return;
-	if (!cputime_settle(&x->cpu, cpu_ns, count, s->period, t, &r->weight)) {
-		s->nq--; /* @r is the last sample queued */
-		s->st->dropped_idle++;
-		return;
-	}
-	x->blocked_since = false;
-}
-
-/*
- * Is @th blocked in a system call?  Its syscall file (procfs.h) cannot be
- * read usefully once we have stopped the thread.  The call's number, -1 if
- * not blocked, PROCFS_GONE if the thread has exited.
- */
-static int64_t read_blocked(struct xp_thread *th, uint64_t *sp, uint64_t *pc)
-{
-	struct smp_thread *x = smp_thread_of(th);
-
-	if (x->syscall_fd < 0) {
-		x->syscall_fd = procfs_open_task(th->proc->pid, th->tid, "syscall");
-		if (x->syscall_fd < 0)
-			return -1;
-	}
-	return procfs_syscall(x->syscall_fd, sp, pc);
-}
-
-/*
- * A thread still blocked in the same system call at the same SP and PC as at
- * its last sample has the same stack: count it without stopping it.
- */
-static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t w)
-{
-	struct smp_thread *x = smp_thread_of(th);
-	uint64_t sp = 0, pc = 0;
-	int64_t nr = read_blocked(th, &sp, &pc);
-
-	if (nr == PROCFS_GONE)
-		return true; /* its exit waits to be handled: nothing to sample */
-	/*
-	 * Our own earlier stop turned the sleep into restart_syscall: it is
-	 * the call that stop interrupted (which the tick may not have seen
-	 * blocked: one entered between the tick and the stop), or the same
-	 * block as the last sample's.
-	 */
-	if (nr == s->arch->nr_restart_syscall && x->restart_nr >= 0)
-		nr = x->restart_nr;
-	else if (nr == s->arch->nr_restart_syscall && x->last_sys_nr >= 0 && sp == x->last_sys_sp &&
-		 pc == x->last_sys_pc)
-		nr = x->last_sys_nr;
-	x->blocked_nr = nr;
-	if (nr < 0 || !x->last_stack_id || nr != x->last_sys_nr || sp != x->last_sys_sp ||
-	    pc != x->last_sys_pc) {
-		x->last_sys_sp = sp;
-		x->last_sys_pc = pc;
-		return false;
-	}
-	x->cpu.wall_sampled = now;
-	if (smp_check_write(
-		s, df_write_sample(s->w, now, th->proc->pid, th->tid, x->last_stack_id, w)))
-		return true;
-	s->st->samples++;
-	s->st->reused++;
-	s->st->weight_total += w;
-	return true;
-}
-
-/* Whether a tick at @now should interrupt @th, with the sample's weight. */
-static bool want_sample(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *w)
-{
-	struct smp_thread *x = smp_thread_of(th);
-	uint64_t sp, pc;
-	int64_t nr;
-
-	if (th->state != THREAD_RUNNING || x->sample_wanted || !th->proc->execed)
-		return false;
-	if (!thread_due(s, th, now, w))
-		return false;
-	if (s->o->mode == SAMPLER_WALL && sample_blocked(s, th, now, *w))
-		return false;
-	/* Blocking switches a thread out: one never switched out is not blocked. */
-	nr = s->o->mode == SAMPLER_CPU && !x->cpu.on_cpu ? read_blocked(th, &sp, &pc) : -1;
-	/*
-	 * It has exited: its exit is among the stops not handled yet (a target
-	 * that ends thousands of threads a second): an interrupt would only
-	 * fail.
-	 */
-	if (nr == PROCFS_GONE)
-		return false;
-	if (nr >= 0) {
-		/*
-		 * It ran, then blocked: the CPU time was spent elsewhere, not in
-		 * the system call it sits in now.  Keep the time for the next
-		 * sample that finds it running.
-		 */
-		x->blocked_since = true;
-		return false;
-	}
-	return true;
-}
-
 static void tick(struct sampler *s)
 {
 	uint64_t now = smp_now(s), w;
@@ -276,7 +106,7 @@ static void tick(struct sampler *s)
 	s->st->ticks++;
 	s->ndue = 0;
 	while ((th = tracer_thread_at(s->tr, &i))) {
-		if (!want_sample(s, th, now, &w))
+		if (!smp_want_sample(s, th, now, &w))
 			continue;
 		xp_grow((void **)&s->due, &s->due_alloc, s->ndue + 1, sizeof(*s->due));
 		s->due[s->ndue++] =
@@ -363,7 +193,7 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 		schedule_hist_add(s->st->held_hist, &s->st->held_ns_max, resumed - t);
 	}
 	if (r && s->o->mode == SAMPLER_CPU)
-		settle_weight(s, th, r, resumed);
+		smp_settle_weight(s, th, r, resumed);
 	else if (s->o->mode == SAMPLER_CPU && th->state == THREAD_RUNNING && ev->fresh)
 		cputime_anchor_new(&x->cpu, resumed);
 	else
@@ -530,25 +360,6 @@ static void arm_timer_at(struct sampler *s, uint64_t t)
 		xp_warn("cannot arm the sampling timer: %s", strerror(errno));
 }
 
-/*
- * Sampling starts again after a pause: what each thread ran meanwhile is
- * not in its next sample (cputime_rebase).
- */
-static void rebase_threads(struct sampler *s, uint64_t now)
-{
-	struct xp_thread *th;
-	unsigned long i = 0;
-	uint64_t cpu_ns = 0, count = 0;
-
-	while ((th = tracer_thread_at(s->tr, &i))) {
-		struct smp_thread *x = smp_thread_of(th);
-
-		if (s->o->mode == SAMPLER_CPU && read_schedstat(th, &cpu_ns, &count))
-			continue; /* unreadable: sampled at every tick anyway (thread_due) */
-		cputime_rebase(&x->cpu, cpu_ns, count, now, s->period);
-	}
-}
-
 uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now)
 {
 	return s->sampled_ns + (s->enabled ? now - s->enabled_at : 0);
@@ -576,7 +387,7 @@ static void set_enabled(struct sampler *s, bool on, uint64_t now)
 		s->first_enabled = now;
 	}
 	s->enabled_at = now;
-	rebase_threads(s, now);
+	smp_rebase_threads(s, now);
 	s->next_k = schedule_next_index(s->start_mono, s->period, ctl_now_ns());
 	arm_timer(s);
 }

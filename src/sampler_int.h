@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Inside the sampler, shared by its files: sampler.c (the loop and the
- * policy: ticks, which threads are due, the stops), interrupt.c (from which
- * CPU each due thread is interrupted) and samples.c (the sampler's state
- * per thread and process, the records that describe them, and the way of a
- * raw sample to the data file).  Not for other files.
+ * policy: ticks, the stops), due.c (which threads are due and what a
+ * sample weighs), interrupt.c (from which CPU each due thread is
+ * interrupted) and samples.c (the sampler's state per thread and process,
+ * the records that describe them, and the way of a raw sample to the data
+ * file).  Not for other files.
  */
 #ifndef XPROF_SRC_SAMPLER_INT_H
 #define XPROF_SRC_SAMPLER_INT_H
@@ -169,5 +170,21 @@ void smp_switch_part(struct sampler *s, uint64_t now);
 int smp_thread_cpu(struct sampler *s, struct xp_thread *th);
 /* Interrupt the s->due threads of a tick at @now, each running one from its own CPU. */
 void smp_interrupt_due(struct sampler *s, uint64_t now);
+
+/* due.c: the due rule on a live thread. */
+/* Whether a tick at @now should interrupt @th, with the sample's weight in @w. */
+bool smp_want_sample(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *w);
+/*
+ * CPU mode: whether the stop that gave @regs found @x's thread at a system
+ * call that has nothing to do with where its CPU time went (no sample).
+ */
+bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs);
+/*
+ * CPU mode, just after resuming @th from the stop of sample @r (the last
+ * queued) at @t: the exact weight, or the sample dropped if it hardly ran.
+ */
+void smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t);
+/* Sampling starts again at @now after a pause: what ran meanwhile is not sampled. */
+void smp_rebase_threads(struct sampler *s, uint64_t now);
 
 #endif
