@@ -377,6 +377,10 @@ static int pprof_end(struct out *o)
 	const char *kind = opts->wall ? "wall" : "cpu";
 	struct pprof *pp = o->priv;
 	struct pb all = {0};
+	struct pb *const bufs[] = {&all,	  &pp->samples,	  &pp->main_maps, &pp->maps,
+				   &pp->locs,	  &pp->funcs,	  &pp->fn_buf,	  &pp->map_buf,
+				   &pp->line_buf, &pp->lines_buf, &pp->loc_buf,	  &pp->tmp,
+				   &pp->tmp2};
 	char comment[512];
 	size_t i;
 	int ret = 0;
@@ -407,19 +411,8 @@ static int pprof_end(struct out *o)
 	for (i = 0; i < pp->nr_strs; i++)
 		if (pp->owned[i])
 			free((char *)pp->strs[i]);
-	free(all.b);
-	free(pp->samples.b);
-	free(pp->main_maps.b);
-	free(pp->maps.b);
-	free(pp->locs.b);
-	free(pp->funcs.b);
-	free(pp->fn_buf.b);
-	free(pp->map_buf.b);
-	free(pp->line_buf.b);
-	free(pp->lines_buf.b);
-	free(pp->loc_buf.b);
-	free(pp->tmp.b);
-	free(pp->tmp2.b);
+	for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		free(bufs[i]->b);
 	free(pp->strs);
 	free(pp->owned);
 	free(pp->name_str);

@@ -440,26 +440,37 @@ void smp_drain_old_image(struct sampler *s, struct xp_process *p)
 	capture_note(&s->cap, &smp_proc_of(s, p)->as, &s->stacks);
 }
 
+/* A statistic record's name and value. */
+struct smp_stat {
+	const char *name;
+	uint64_t v;
+};
+
+/* Write the @n statistics @stats; false once a write failed. */
+static bool write_stat_table(struct sampler *s, const struct smp_stat *stats, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (smp_check_write(s, df_write_stat(s->w, stats[i].name, stats[i].v)))
+			return false;
+	return true;
+}
+
 /* -g check: how often libunwind disagreed with the native walk (unwind.h). */
 static void write_check_stats(struct sampler *s, const struct unwind_stats *us)
 {
-	const struct {
-		const char *name;
-		uint64_t v;
-	} stats[] = {
+	const struct smp_stat stats[] = {
 	    {"unwind_checked", us->check_stacks},
 	    {"unwind_differ", us->check_differ},
 	    {"unwind_differ_pc", us->check_pc},
 	    {"unwind_differ_libunwind_shorter", us->check_lu_shorter},
 	    {"unwind_differ_native_shorter", us->check_native_shorter},
 	};
-	size_t i;
 
 	s->st->unwind_checked = us->check_stacks;
 	s->st->unwind_differ = us->check_differ;
-	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
-		if (smp_check_write(s, df_write_stat(s->w, stats[i].name, stats[i].v)))
-			return;
+	write_stat_table(s, stats, sizeof(stats) / sizeof(stats[0]));
 }
 
 void smp_write_part_stats(struct sampler *s, uint64_t sampled_ns)
@@ -473,10 +484,7 @@ void smp_write_stats(struct sampler *s)
 {
 	const struct sampler_stats *st = s->st;
 	const struct unwind_stats *us = unwinder_stats(s->unw);
-	struct {
-		const char *name;
-		uint64_t v;
-	} stats[] = {
+	const struct smp_stat stats[] = {
 	    {"ticks", st->ticks},
 	    {"late_ticks", st->late_ticks},
 	    {"interrupts", st->interrupts},
@@ -507,12 +515,10 @@ void smp_write_stats(struct sampler *s)
 	    {"capture_bytes", st->capture.bytes},
 	    {"capture_ns", st->capture.ns},
 	};
-	size_t i;
 
 	smp_write_part_stats(s, st->duration_ns);
-	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
-		if (smp_check_write(s, df_write_stat(s->w, stats[i].name, stats[i].v)))
-			return;
+	if (!write_stat_table(s, stats, sizeof(stats) / sizeof(stats[0])))
+		return;
 	if (us->check_stacks)
 		write_check_stats(s, us);
 }
