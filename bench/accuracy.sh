@@ -17,7 +17,14 @@
 #   - unknown: the share of samples whose leaf has no name (perf's
 #     [unknown], xprof's module+offset or bare address);
 #   - check: xprof -g check's rate of stacks on which libunwind disagreed
-#     with the native walk.
+#     with the native walk;
+#   - for a JIT runtime, the share of JIT-compiled leaves and the TVD with
+#     all of them as one leaf: a JIT that reuses code addresses names one
+#     range twice in its perf map, and perf names the whole run after the
+#     first entry while xprof names each sample after the entry of its time
+#     (node's sort comparator compiled where the top-level loop's code was:
+#     perf calls it the loop), which moves shares between JIT names
+#     without any unwinding difference.
 # perf's kernel frames are dropped (xprof samples user stacks; a sample in
 # the kernel has the system call's user frame as its leaf in both).  Names
 # are compared after folding glibc's internal prefixes (__GI_, __libc_,
@@ -140,6 +147,8 @@ metrics() {
 			sub(/64$/, "", x)
 		return x
 	}
+	# A function named by a JIT map (node: "JS:*name", "Builtin: name").
+	function jit(x) { return x ~ /^[A-Z][A-Za-z]*:[~*^]? ?[^:]/ && x !~ /::/ }
 	function unknown(x) { return x ~ /^\[unknown\]|^0x[0-9a-f]+$|\+0x[0-9a-f]+$/ }
 	# An unnamed leaf, by module: "[unknown] libsqlite3.so.0.8.6" or "libsqlite3.so.0.8.6+0x12".
 	function unknown_key(x) {
@@ -155,6 +164,9 @@ metrics() {
 		leaf = norm(fr[k])
 		if (unknown(fr[k])) { unk[t] += n; leaf = unknown_key(fr[k]) }
 		share[t, leaf] += n; leaves[leaf] = 1; tot[t] += n
+		# the same with every JIT-compiled function as one leaf
+		jl = jit(fr[k]) ? "[JIT code]" : leaf
+		jshare[t, jl] += n; jleaves[jl] = 1; njit[t] += jit(fr[k]) ? n : 0
 		for (i = 2; i <= k; i++)
 			if (fr[i] ~ /^(__libc_start_call_main|__libc_start_main(_impl)?|start_thread)$/) {
 				full[t] += n
@@ -168,9 +180,16 @@ metrics() {
 			d = a - b; tvd += (d < 0 ? -d : d) / 2
 			top[l] = a > b ? a : b
 		}
+		for (l in jleaves) {
+			d = 100 * (jshare[1, l] / tot[1] - jshare[2, l] / tot[2])
+			jtvd += (d < 0 ? -d : d) / 2
+		}
 		printf "%-8s  samples xprof %d perf %d; TVD %.1f points; complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%%; check: %s\n",
 			name, tot[1], tot[2], tvd, 100 * full[1] / tot[1], 100 * full[2] / tot[2],
 			100 * unk[1] / tot[1], 100 * unk[2] / tot[2], check
+		if (njit[1] || njit[2])
+			printf "          JIT code %.1f%% / %.1f%% of the samples; TVD with all JIT code as one leaf: %.1f points\n",
+				100 * njit[1] / tot[1], 100 * njit[2] / tot[2], jtvd
 		for (r = 0; r < 6; r++) {
 			best = ""; bv = -1
 			for (l in top) if (top[l] > bv) { bv = top[l]; best = l }
