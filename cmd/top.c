@@ -334,7 +334,8 @@ static struct top_row *view_rows(const struct top *t, size_t *nr)
 	struct top_row *v = xp_calloc(t->nr_rows + 1, sizeof(*v));
 	size_t i, n = 0;
 
-	memcpy(v, t->rows, t->nr_rows * sizeof(*v));
+	if (t->nr_rows) /* no rows yet: t->rows is NULL, which memcpy may not take */
+		memcpy(v, t->rows, t->nr_rows * sizeof(*v));
 	if (!t->o->per_thread) {
 		xp_sort(v, t->nr_rows, sizeof(*v), cmp_func);
 		for (i = 0; i < t->nr_rows; i++) {

@@ -380,6 +380,13 @@ require_cmd() {
 	command -v "$1" >/dev/null 2>&1 || skip "$1 not found (Debian package: $2)"
 }
 
+# is_sanitized_build: whether $XPROF was built with the sanitizers
+# (scripts/test.sh --sanitize): a controller two to three times slower, for
+# the few accuracy bounds that depend on its speed.
+is_sanitized_build() {
+	grep -qx 'XPROF_SANITIZE:BOOL=ON' "$XP_BUILD/CMakeCache.txt" 2>/dev/null
+}
+
 # --- waiting and /proc -----------------------------------------------------------
 
 # wait_until SECONDS COMMAND...: poll COMMAND (every 50 ms) until it succeeds;
