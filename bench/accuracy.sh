@@ -10,7 +10,12 @@
 # and the table shows, per program:
 #   - the 6 heaviest leaf functions of either tool, with both shares;
 #   - TVD: the total-variation distance of the two leaf distributions
-#     (half the sum of the absolute share differences, in points);
+#     (half the sum of the absolute share differences, in points), and
+#     beside it the TVD that sampling alone gives for as many samples: two
+#     draws of these sizes from one distribution (both tools' samples
+#     pooled), its mean and 95th percentile over 100 draws.  A program
+#     with a long tail of leaves has a TVD of several points between two
+#     runs of the same tool;
 #   - complete: the share of samples whose stack reaches the C runtime's
 #     entry (__libc_start_call_main / __libc_start_main, or start_thread
 #     for other threads): main itself has no name in a stripped program;
@@ -149,6 +154,11 @@ metrics() {
 	}
 	# A function named by a JIT map (node: "JS:*name", "Builtin: name").
 	function jit(x) { return x ~ /^[A-Z][A-Za-z]*:[~*^]? ?[^:]/ && x !~ /::/ }
+	# Sort v[1..n] in place (insertion sort: n is 100); returns n.
+	function asort_n(v, n,    i, j, x) {
+		for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+		return n
+	}
 	function unknown(x) { return x ~ /^\[unknown\]|^0x[0-9a-f]+$|\+0x[0-9a-f]+$/ }
 	# An unnamed leaf, by module: "[unknown] libsqlite3.so.0.8.6" or "libsqlite3.so.0.8.6+0x12".
 	function unknown_key(x) {
@@ -184,8 +194,32 @@ metrics() {
 			d = 100 * (jshare[1, l] / tot[1] - jshare[2, l] / tot[2])
 			jtvd += (d < 0 ? -d : d) / 2
 		}
-		printf "%-8s  samples xprof %d perf %d; TVD %.1f points; complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%%; check: %s\n",
-			name, tot[1], tot[2], tvd, 100 * full[1] / tot[1], 100 * full[2] / tot[2],
+		# The TVD that sampling alone gives: two tools that drew as many
+		# samples as these from one distribution (every sample of the two
+		# tools pooled), 100 times: the mean and the 95th percentile.
+		srand(1)
+		nl = 0; cum = 0
+		for (l in leaves) { nl++; key[nl] = l; cum += share[1, l] + share[2, l]; cdf[nl] = cum }
+		for (r = 1; r <= 100; r++) {
+			delete cnt
+			for (t = 1; t <= 2; t++)
+				for (i = 0; i < tot[t]; i++) {
+					u = rand() * cum; lo = 1; hi = nl
+					while (lo < hi) { mid = int((lo + hi) / 2); if (cdf[mid] > u) hi = mid; else lo = mid + 1 }
+					cnt[t, lo]++
+				}
+			d = 0
+			for (i = 1; i <= nl; i++) {
+				x = 100 * (cnt[1, i] / tot[1] - cnt[2, i] / tot[2])
+				d += (x < 0 ? -x : x) / 2
+			}
+			noise[r] = d
+		}
+		nn = asort_n(noise, 100)
+		noise_mean = 0
+		for (r = 1; r <= 100; r++) noise_mean += noise[r] / 100
+		printf "%-8s  samples xprof %d perf %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f); complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%%; check: %s\n",
+			name, tot[1], tot[2], tvd, noise_mean, noise[95], 100 * full[1] / tot[1], 100 * full[2] / tot[2],
 			100 * unk[1] / tot[1], 100 * unk[2] / tot[2], check
 		if (njit[1] || njit[2])
 			printf "          JIT code %.1f%% / %.1f%% of the samples; TVD with all JIT code as one leaf: %.1f points\n",
