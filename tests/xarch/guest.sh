@@ -263,11 +263,18 @@ fi
 if want qsort; then
 	# chain_cmp called back from libc's qsort (no frame pointers there):
 	# sort_driver and main above it in >= 97% of the samples of main's
-	# lifetime, and chain_cmp in >= 20% of them.  (It was >= 50% once: now
-	# 26-37% in both guests, with or without the sampler's random pause,
-	# and every other heavy leaf is one libc PC, aarch64's
-	# libc.so.6+0x3e608, the return site of the comparator call: TCG takes
-	# interrupts only between translated blocks.  TODO(#16): confirm.)
+	# lifetime, and chain_cmp in >= 20% of them.  Under TCG a sample's pc
+	# is always the first instruction of a translated block, the one after
+	# the block that ran when the timer fired: on aarch64 chain_cmp's
+	# leaves were only its entry, loop heads and loop exits (+0x0, +0x30,
+	# +0x40, +0x68, +0x78; 528 of 749 samples).  The time of chain_cmp's
+	# last block, its epilogue and the ret (an indirect jump, which TCG
+	# looks up in a table), so lands on the return site of the comparator
+	# call in libc's msort_with_tmp: aarch64 libc.so.6+0x3e608, after
+	# "blr x25" at 0x3e604 (100 samples, ten loop blocks' worth);
+	# riscv64 libc.so.6+0x3a27c, after "jalr s6".  Those samples have the
+	# whole stack but no chain_cmp: 53-74% had chain_cmp in both guests,
+	# idle host or busy, 26-37% in earlier runs.
 	record qsort "$DIR/chain" qsort 1.5
 	pre=$(outside $W/qsort.folded)
 	set -- $(count $W/qsort.folded "main;sort_driver" chain_cmp)
