@@ -263,11 +263,18 @@ fi
 if want qsort; then
 	# chain_cmp called back from libc's qsort (no frame pointers there):
 	# sort_driver and main above it in >= 97% of the samples of main's
-	# lifetime, and chain_cmp in >= 20% of them.  (It was >= 50% once: now
-	# 26-37% in both guests, with or without the sampler's random pause,
-	# and every other heavy leaf is one libc PC, aarch64's
-	# libc.so.6+0x3e608, the return site of the comparator call: TCG takes
-	# interrupts only between translated blocks.  TODO(#16): confirm.)
+	# lifetime, and chain_cmp in >= 20% of them.  Under TCG a sample's pc
+	# is always the first instruction of a translated block, the one after
+	# the block that ran when the timer fired: on aarch64 chain_cmp's
+	# leaves were only its entry, loop heads and loop exits (+0x0, +0x30,
+	# +0x40, +0x68, +0x78; 528 of 749 samples).  The time of chain_cmp's
+	# last block, its epilogue and the ret (an indirect jump, which TCG
+	# looks up in a table), so lands on the return site of the comparator
+	# call in libc's msort_with_tmp: aarch64 libc.so.6+0x3e608, after
+	# "blr x25" at 0x3e604 (100 samples, ten loop blocks' worth);
+	# riscv64 libc.so.6+0x3a27c, after "jalr s6".  Those samples have the
+	# whole stack but no chain_cmp: 53-74% had chain_cmp in both guests,
+	# idle host or busy, 26-37% in earlier runs.
 	record qsort "$DIR/chain" qsort 1.5
 	pre=$(outside $W/qsort.folded)
 	set -- $(count $W/qsort.folded "main;sort_driver" chain_cmp)
@@ -287,8 +294,11 @@ if want libunwind; then
 	XARGS="-g libunwind" check_split split-libunwind split
 	# -g check on qsort's libc callback: libunwind agrees with the native
 	# walk on >= 90% of the stacks (doc/unwinding.md: the known classes);
-	# on riscv64 >= 75%: its "native shorter" class is not explained yet
-	# (6.1% and 17.4% in two runs, doc/unwinding.md).
+	# on riscv64 >= 75%: there libunwind makes up a frame above ld.so's
+	# entry code, which has no CFI, in the samples taken while the loader
+	# starts the program ("native shorter"), and they are more when TCG
+	# is slow: 1.6-3.7% of the stacks differed on an idle host, 6.3-8.7%
+	# with the host's two CPUs busy, 17.4% beside a CPU benchmark.
 	XPRE=-vv XARGS="-g check" record qsort-check "$DIR/chain" qsort 1.5
 	set -- $("$X" report -i $W/qsort-check.data --header-only 2>/dev/null |
 		awk '$3 ~ /^unwind_(checked|differ)/ { v[$3] = $5 }
