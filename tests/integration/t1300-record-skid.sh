@@ -68,8 +68,12 @@ bare() {
 # run USER HZ BURST POINTS: the share of the samples in io() must lie
 # between the truths of this run, give or take POINTS: the unprofiled runs
 # just before and just after it and, with 3 us bursts, the profiled run's
-# own measure, which holds the stops' cost in time no sample sees and so
-# bounds the run's real split from above.  (The 335 us case keeps to the
+# own measure, which holds the stops' cost in time no sample sees (most
+# often the highest of the three).  With 3 us bursts the bound below
+# is 2 points wider: sampled, the program reads 1.5-3 points under its own
+# estimate, under perf --call-graph dwarf as under xprof (the estimate
+# times one io() in 8, between two reads of the thread's clock); a skid
+# moves samples the other way, into the calls, and meets the bound above.  (The 335 us case keeps to the
 # unprofiled runs: under 4000 stops a second its own measure reads 2-7%
 # for a truth under 1%, more than the skid it is there to catch.)
 run() {
@@ -96,8 +100,9 @@ run() {
 	stats=$(folded_stats "$user.folded" "chain:run;io")
 	share=$(awk -v s="$stats" 'BEGIN { split(s, v, " "); printf "%.1f", 100 * v[1] / v[2] }')
 	read -r lo hi < <(awk -v a="$before" -v b="$one" -v o="$own" -v p="$points" -v u="$burst" \
-		'BEGIN { lo = a < b ? a : b; hi = a > b ? a : b; if (u < 100 && o > hi) hi = o
-			printf "%.1f %.1f\n", lo - p, hi + p }')
+		'BEGIN { lo = a < b ? a : b; hi = a > b ? a : b
+			if (u < 100) { if (o > hi) hi = o; if (o < lo) lo = o }
+			printf "%.1f %.1f\n", lo - p - (u < 100 ? 2 : 0), hi + p }')
 	label="$label: in io() ${share}% of the samples, want $lo..$hi"
 	label+=" (unprofiled beside: $before, $one; the run's own: $own)"
 	if awk -v s="$share" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s >= lo && s <= hi) }'; then
