@@ -154,10 +154,9 @@ metrics() {
 	}
 	# A function named by a JIT map (node: "JS:*name", "Builtin: name").
 	function jit(x) { return x ~ /^[A-Z][A-Za-z]*:[~*^]? ?[^:]/ && x !~ /::/ }
-	# Sort v[1..n] in place (insertion sort: n is 100); returns n.
-	function asort_n(v, n,    i, j, x) {
+	# Sort v[1..n] in place (insertion sort: n is 100).
+	function sort_n(v, n,    i, j, x) {
 		for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-		return n
 	}
 	function unknown(x) { return x ~ /^\[unknown\]|^0x[0-9a-f]+$|\+0x[0-9a-f]+$/ }
 	# An unnamed leaf, by module: "[unknown] libsqlite3.so.0.8.6" or "libsqlite3.so.0.8.6+0x12".
@@ -199,7 +198,7 @@ metrics() {
 		# tools pooled), 100 times: the mean and the 95th percentile.
 		srand(1)
 		nl = 0; cum = 0
-		for (l in leaves) { nl++; key[nl] = l; cum += share[1, l] + share[2, l]; cdf[nl] = cum }
+		for (l in leaves) { nl++; cum += share[1, l] + share[2, l]; cdf[nl] = cum }
 		for (r = 1; r <= 100; r++) {
 			delete cnt
 			for (t = 1; t <= 2; t++)
@@ -215,7 +214,7 @@ metrics() {
 			}
 			noise[r] = d
 		}
-		nn = asort_n(noise, 100)
+		sort_n(noise, 100)
 		noise_mean = 0
 		for (r = 1; r <= 100; r++) noise_mean += noise[r] / 100
 		printf "%-8s  samples xprof %d perf %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f); complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%%; check: %s\n",

@@ -18,8 +18,9 @@
 # ordinary user (whose controller preempts with a short time slice), while
 # the samples stay at 11-14% at every rate, as perf's do (compute() 84-85%
 # of perf's samples).  The profiled run's figure is printed beside.
-#   - 999 and 3999 Hz, 3 us bursts: within 3 points of the truth, as root
-#     and as an ordinary user (what the truth is: see below);
+#   - 999 and 3999 Hz, 3 us bursts: at most 3 points above and 5 below the
+#     truths of the run, as root and as an ordinary user (what the truths
+#     are, and why below is wider: see run);
 #   - 335 us bursts (truth under 1%): within 1.2 points (0.5-1.1% of the
 #     samples as an ordinary user, where a skid gave 2.3%).
 # One run's share moves with the machine's state, as the truth's does
@@ -69,13 +70,14 @@ bare() {
 # between the truths of this run, give or take POINTS: the unprofiled runs
 # just before and just after it and, with 3 us bursts, the profiled run's
 # own measure, which holds the stops' cost in time no sample sees (most
-# often the highest of the three).  With 3 us bursts the bound below
-# is 2 points wider: sampled, the program reads 1.5-3 points under its own
+# often the highest of the three).  With 3 us bursts the bound below is 2
+# points wider: sampled, the program reads 1.5-3 points under its own
 # estimate, under perf --call-graph dwarf as under xprof (the estimate
 # times one io() in 8, between two reads of the thread's clock); a skid
-# moves samples the other way, into the calls, and meets the bound above.  (The 335 us case keeps to the
-# unprofiled runs: under 4000 stops a second its own measure reads 2-7%
-# for a truth under 1%, more than the skid it is there to catch.)
+# moves samples the other way, into the calls, and meets the bound above.
+# (The 335 us case keeps to the unprofiled runs: under 4000 stops a second
+# its own measure reads 2-7% for a truth under 1%, more than the skid it
+# is there to catch.)
 run() {
 	local user=$1 hz=$2 burst=$3 points=$4 dir=$XP_TMP own share label stats secs=2
 	local before lo hi one
