@@ -169,13 +169,16 @@ int ctl_cpu(void)
 	return sched_getcpu();
 }
 
-void ctl_pause_ns(uint64_t ns)
+uint64_t ctl_pause_ns(uint64_t ns)
 {
-	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
-			      .tv_nsec = (long)(ns % 1000000000ull)};
+	uint64_t at = ctl_now_ns() + ns, now;
+	struct timespec ts = {.tv_sec = (time_t)(at / 1000000000ull),
+			      .tv_nsec = (long)(at % 1000000000ull)};
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+	now = ctl_now_ns();
+	return now > at ? now - at : 0;
 }
 
 pid_t ctl_spawn_held(char **argv, const int go[2], const int err[2], pid_t ptracer)

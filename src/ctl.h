@@ -90,7 +90,7 @@ void ctl_place_init(struct ctl_place *pl);
 int ctl_move_to_cpu(struct ctl_place *pl, int cpu);
 void ctl_place_release(struct ctl_place *pl);
 int ctl_cpu(void);
-/* Sleep @ns on a timer of the CPU the caller runs on. */
-void ctl_pause_ns(uint64_t ns);
+/* Sleep @ns on a timer of the CPU the caller runs on; how late it woke, in ns. */
+uint64_t ctl_pause_ns(uint64_t ns);
 
 #endif

@@ -31,6 +31,7 @@ static void arm_timer(struct sampler *s)
 	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
 					      .tv_nsec = (long)(at % 1000000000ull)}};
 
+	s->armed_at = at;
 	if (timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL))
 		xp_warn("cannot arm the sampling timer: %s", strerror(errno));
 }
@@ -399,6 +400,7 @@ static void on_timer(struct sampler *s)
 
 	if (read(s->timerfd, &exp, sizeof(exp)) != sizeof(exp))
 		return;
+	s->woke_late = ctl_now_ns() - s->armed_at;
 	if (!s->enabled) {
 		/* The end of --delay. */
 		if (s->enable_at && smp_now(s) >= s->enable_at)

@@ -74,6 +74,8 @@ struct sampler_opts {
 #define SAMPLER_STACK_BYTES   (64 * 1024)
 #define SAMPLER_SPIN_NS	      100000
 #define SAMPLER_MOVE_PAUSE_NS 20000 /* after moving to a thread's CPU, before interrupting it */
+#define SAMPLER_WAKE_LATE_NS 30000  /* a wake on a thread's CPU later than this may be retried */
+#define SAMPLER_WAKE_RETRIES 3	    /* at most this many times per CPU and tick */
 #define SAMPLER_DRAIN_MAX     64    /* stops handled between two looks at the timer */
 #define SAMPLER_FLUSH_NS      1000000000ull /* default sampler_opts.flush_ns */
 #define SAMPLER_JIT_MAPS_NS   100000000	    /* maps re-read at most this often for JIT code */
@@ -107,6 +109,13 @@ struct sampler_stats {
 	 */
 	uint64_t held_hist[SCHEDULE_HIST_SIZE];
 	uint64_t held_ns_max;
+	/*
+	 * Timer expiry -> the controller running on a due thread's CPU: how
+	 * late the thread was preempted after the instant chosen for it.
+	 */
+	uint64_t wake_hist[SCHEDULE_HIST_SIZE];
+	uint64_t wake_ns_max;
+	uint64_t late_wakes; /* of those, retried from a fresh instant (interrupt.c) */
 	uint64_t stack_bytes_copied;
 	uint64_t irq_same_cpu; /* interrupts issued from the thread's own CPU */
 	uint64_t cpu_moves;    /* moves of the controller to another CPU to do so */
