@@ -6,17 +6,20 @@
  * one pread of 4 KiB on a file of its own in $TMPDIR (unlinked at once),
  * and run() alternates them until SECONDS of its thread's CPU time (3).
  *
- * It measures its own split with CLOCK_THREAD_CPUTIME_ID: one io() in 8 is
- * timed (reading that clock is itself a system call, so timing every call
- * would add more than it measures), and so is an empty interval beside it,
- * whose cost is taken off.  The truth printed is the share of the thread's
- * CPU time spent in io(), i.e. in the pwrite and pread calls and their libc
- * wrappers; a sampling profiler should find that share of its samples in
- * pwrite/pread (the wrappers or the kernel below them).
+ * It measures its own split with CLOCK_MONOTONIC, which the vDSO reads
+ * without a system call (a thread CPU clock read is one, and a scheduling
+ * point too): the start of each turn, of its io(), and of the next turn.
+ * A turn much longer than the usual one was interrupted (a profiler's stop,
+ * another task on the CPU) and is left out, so that the split is that of
+ * the program's own work, with or without a profiler.  The truth printed
+ * is the share of the kept turns' time spent in io(), i.e. in the pwrite
+ * and pread calls and their libc wrappers; a sampling profiler should find
+ * that share of its samples in pwrite/pread (the wrappers or the kernel
+ * below them).
  *
  * Usage: sysmix [-u BURST_US] [SECONDS]
  * Prints one line at the end:
- *   sysmix: syscall_share=<percent> burst_us=<measured> calls=<n> mismatches=0
+ *   sysmix: syscall_share=<percent> burst_us=<measured> calls=<n> left_out=<n> mismatches=0
  * and exits 0, or 1 if a unit computed a different value or a read did not
  * return what was written.  Readiness: one line, role "work", once the
  * alternation starts.
@@ -36,7 +39,7 @@ static int fd = -1;
 
 TGT_NOINLINE uint64_t compute(uint64_t seed);
 TGT_NOINLINE void io(uint64_t v);
-TGT_NOINLINE double run(double seconds, double *io_ns, unsigned long *calls);
+TGT_NOINLINE double run(double seconds, unsigned long *calls, unsigned long *left_out);
 
 uint64_t compute(uint64_t seed)
 {
@@ -77,44 +80,55 @@ static void calibrate(double us)
 	ref = 0;
 }
 
-/*
- * Alternate until @seconds of this thread's CPU time; the CPU time spent in
- * io() in *@io_ns (estimated from one call in 8).  Returns the CPU time of
- * the whole run in ns.
- */
-double run(double seconds, double *io_ns, unsigned long *calls)
+static double mono_ns(void)
 {
-	double start = thread_ns(), now = start, timed = 0, empty = 0, t0, t1;
-	unsigned long n = 0, ntimed = 0;
+	return tgt_clock(CLOCK_MONOTONIC) * 1e9;
+}
 
-	while (now - start < seconds * 1e9) {
+/*
+ * Alternate until @seconds of this thread's CPU time (checked every 1024
+ * turns); the number of turns in *@calls, of those left out in *@left_out.
+ * A turn is kept if it took at most SYSMIX_SLACK_NS more than the usual
+ * turn (the running mean of kept ones; the first 256 are all kept): a stop
+ * costs a turn tens of microseconds.  Returns the share of the kept turns'
+ * time spent in io(), in percent.
+ */
+#define SYSMIX_SLACK_NS 15000.0
+double run(double seconds, unsigned long *calls, unsigned long *left_out)
+{
+	double cpu0 = thread_ns(), usual = 0, in_io = 0, all = 0, t0, t1, t2;
+	unsigned long n = 0, out = 0, streak = 0;
+
+	t0 = mono_ns();
+	for (;;) {
 		TGT_CHECK(&ref, compute(0x5eed), mismatches);
-		if ((n & 7) == 0) {
-			t0 = thread_ns();
-			io(n);
-			t1 = thread_ns();
-			timed += t1 - t0;
-			t0 = thread_ns();
-			t1 = thread_ns();
-			empty += t1 - t0;
-			ntimed++;
-			now = t1;
+		t1 = mono_ns();
+		io(n);
+		t2 = mono_ns();
+		if (n < 256 || t2 - t0 <= usual + SYSMIX_SLACK_NS || streak >= 64) {
+			in_io += t2 - t1;
+			all += t2 - t0;
+			usual = n < 256 ? all / (double)(n + 1) : usual + (t2 - t0 - usual) / 64;
+			streak = 0;
 		} else {
-			io(n);
+			out++;
+			streak++;
 		}
-		n++;
+		t0 = t2;
+		if ((++n & 1023) == 0 && thread_ns() - cpu0 >= seconds * 1e9)
+			break;
 	}
 	*calls = n;
-	*io_ns = ntimed ? (timed - empty) / (double)ntimed * (double)n : 0;
-	return thread_ns() - start;
+	*left_out = out;
+	return all > 0 ? 100.0 * in_io / all : 0;
 }
 
 int main(int argc, char **argv)
 {
 	const char *dir = getenv("TMPDIR");
 	char path[PATH_MAX];
-	double seconds = 3, burst = 3, total, io_ns = 0, b0, b1;
-	unsigned long calls = 0;
+	double seconds = 3, burst = 3, share, b0, b1;
+	unsigned long calls = 0, left_out = 0;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -135,8 +149,8 @@ int main(int argc, char **argv)
 	TGT_CHECK(&ref, compute(0x5eed), mismatches);
 	b1 = thread_ns();
 	tgt_ready("sysmix", "work");
-	total = run(seconds, &io_ns, &calls);
-	printf("sysmix: syscall_share=%.1f burst_us=%.1f calls=%lu mismatches=%lu\n",
-	       100.0 * io_ns / total, (b1 - b0) / 1000.0, calls, mismatches);
+	share = run(seconds, &calls, &left_out);
+	printf("sysmix: syscall_share=%.1f burst_us=%.1f calls=%lu left_out=%lu mismatches=%lu\n",
+	       share, (b1 - b0) / 1000.0, calls, left_out, mismatches);
 	return mismatches ? 1 : 0;
 }
