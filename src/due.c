@@ -41,32 +41,41 @@ bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_r
 	return false;
 }
 
-/* schedstat of @th (procfs.h), opened at its first use.  0, or -1 if unreadable. */
-static int read_schedstat(struct xp_thread *th, uint64_t *cpu_ns, uint64_t *count)
+/*
+ * schedstat of @th (procfs.h), opened at its first use, into @ss; the
+ * growth of its run-queue wait since the last read is added to the
+ * statistics.  0, or -1 if unreadable.
+ */
+static int read_schedstat(struct sampler *s, struct xp_thread *th, struct procfs_sched *ss)
 {
 	struct smp_thread *x = smp_thread_of(th);
 
 	if (x->schedstat_fd == SMP_FD_LAZY)
 		x->schedstat_fd = procfs_open_task(th->proc->pid, th->tid, "schedstat");
-	return procfs_schedstat(x->schedstat_fd, cpu_ns, count);
+	if (procfs_schedstat(x->schedstat_fd, ss))
+		return -1;
+	if (x->wait_ns && ss->wait_ns > x->wait_ns)
+		s->st->target_wait_ns += ss->wait_ns - x->wait_ns;
+	x->wait_ns = ss->wait_ns ? ss->wait_ns : 1;
+	return 0;
 }
 
 /* Weight of a sample of @th taken now, and whether it is due at all (cputime.h). */
 static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *weight)
 {
 	struct smp_thread *x = smp_thread_of(th);
-	uint64_t cpu_ns, count;
+	struct procfs_sched ss;
 
 	if (s->o->mode == SAMPLER_WALL) {
 		*weight = cputime_wall_weight(&x->cpu, now, s->period);
 		return true;
 	}
 	x->cpu.on_cpu = false;
-	if (read_schedstat(th, &cpu_ns, &count)) {
+	if (read_schedstat(s, th, &ss)) {
 		*weight = s->period;
 		return x->schedstat_fd < 0;
 	}
-	return cputime_due(&x->cpu, cpu_ns, count, now, s->period, s->o->kind == SAMPLER_ATTACH,
+	return cputime_due(&x->cpu, ss.cpu_ns, ss.count, now, s->period, s->o->kind == SAMPLER_ATTACH,
 			   weight);
 }
 
@@ -77,12 +86,12 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 void smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t)
 {
 	struct smp_thread *x = smp_thread_of(th);
-	uint64_t cpu_ns, count;
+	struct procfs_sched ss;
 
 	x->cpu.resume_known = false;
-	if (read_schedstat(th, &cpu_ns, &count))
+	if (read_schedstat(s, th, &ss))
 		return;
-	if (!cputime_settle(&x->cpu, cpu_ns, count, s->period, t, &r->weight)) {
+	if (!cputime_settle(&x->cpu, ss.cpu_ns, ss.count, s->period, t, &r->weight)) {
 		s->nq--; /* @r is the last sample queued */
 		s->st->dropped_idle++;
 		return;
@@ -189,13 +198,13 @@ void smp_rebase_threads(struct sampler *s, uint64_t now)
 {
 	struct xp_thread *th;
 	unsigned long i = 0;
-	uint64_t cpu_ns = 0, count = 0;
+	struct procfs_sched ss = {0};
 
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		struct smp_thread *x = smp_thread_of(th);
 
-		if (s->o->mode == SAMPLER_CPU && read_schedstat(th, &cpu_ns, &count))
+		if (s->o->mode == SAMPLER_CPU && read_schedstat(s, th, &ss))
 			continue; /* unreadable: sampled at every tick anyway (thread_due) */
-		cputime_rebase(&x->cpu, cpu_ns, count, now, s->period);
+		cputime_rebase(&x->cpu, ss.cpu_ns, ss.count, now, s->period);
 	}
 }

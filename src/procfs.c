@@ -130,7 +130,7 @@ static ssize_t procfs_pread(int fd, char *buf, size_t len)
 	return n;
 }
 
-int procfs_parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *count)
+int procfs_parse_schedstat(const char *buf, struct procfs_sched *ss)
 {
 	char *end;
 	uint64_t v[3];
@@ -141,18 +141,19 @@ int procfs_parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *count)
 		if (end == buf)
 			return -1;
 	}
-	*cpu_ns = v[0];
-	*count = v[2];
+	ss->cpu_ns = v[0];
+	ss->wait_ns = v[1];
+	ss->count = v[2];
 	return 0;
 }
 
-int procfs_schedstat(int fd, uint64_t *cpu_ns, uint64_t *count)
+int procfs_schedstat(int fd, struct procfs_sched *ss)
 {
 	char buf[96];
 
 	if (procfs_pread(fd, buf, sizeof(buf)) < 0)
 		return -1;
-	return procfs_parse_schedstat(buf, cpu_ns, count);
+	return procfs_parse_schedstat(buf, ss);
 }
 
 int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc)

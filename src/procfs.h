@@ -39,13 +39,17 @@ int procfs_parse_task_cpu(const char *stat);
 /* open(/proc/@pid/task/@tid/@file, O_RDONLY | O_CLOEXEC): a descriptor or -1. */
 int procfs_open_task(pid_t pid, pid_t tid, const char *file);
 
+/* A task's schedstat: "on-CPU ns, run-queue wait ns, times scheduled in". */
+struct procfs_sched {
+	uint64_t cpu_ns, wait_ns, count;
+};
+
 /*
- * schedstat, "on-CPU ns, run-queue wait ns, times scheduled in": from the
- * descriptor @fd (pread at 0), or parsed from the text @buf.  0, or -1
- * when unreadable or malformed.
+ * schedstat from the descriptor @fd (pread at 0), or parsed from the text
+ * @buf.  0, or -1 when unreadable or malformed.
  */
-int procfs_schedstat(int fd, uint64_t *cpu_ns, uint64_t *count);
-int procfs_parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *count);
+int procfs_schedstat(int fd, struct procfs_sched *ss);
+int procfs_parse_schedstat(const char *buf, struct procfs_sched *ss);
 
 #define PROCFS_GONE (-2) /* the thread has exited and waits to be reaped */
 

@@ -191,6 +191,7 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 	resumed = smp_now(s);
 	if (wanted) {
 		schedule_hist_add(s->st->stop_hist, &s->st->stop_ns_max, resumed - x->irq_time);
+		s->st->stop_ns_total += resumed - x->irq_time;
 		schedule_hist_add(s->st->held_hist, &s->st->held_ns_max, resumed - t);
 	}
 	if (r && s->o->mode == SAMPLER_CPU)

@@ -116,6 +116,12 @@ struct sampler_stats {
 	uint64_t wake_hist[SCHEDULE_HIST_SIZE];
 	uint64_t wake_ns_max;
 	uint64_t late_wakes; /* of those, retried from a fresh instant (interrupt.c) */
+	/*
+	 * Where sampling cost the target's threads time, summed over them: in
+	 * the stops (interrupt -> resume), and waiting for a CPU while runnable
+	 * (their schedstat's run-queue wait, from their first read on).
+	 */
+	uint64_t stop_ns_total, target_wait_ns;
 	uint64_t stack_bytes_copied;
 	uint64_t irq_same_cpu; /* interrupts issued from the thread's own CPU */
 	uint64_t cpu_moves;    /* moves of the controller to another CPU to do so */

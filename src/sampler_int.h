@@ -45,6 +45,7 @@ struct smp_thread {
 	uint8_t rseq_tries; /* samples at which it was asked for (SMP_RSEQ_TRIES: no more) */
 #define SMP_RSEQ_TRIES 8
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
+	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
 };
 
 /* A thread due at this tick: interrupted from @cpu (-1: from anywhere). */
@@ -173,6 +174,7 @@ void smp_switch_part(struct sampler *s, uint64_t now);
 int smp_thread_cpu(struct sampler *s, struct xp_thread *th);
 /* Interrupt the s->due threads of a tick at @now, each running one from its own CPU. */
 void smp_interrupt_due(struct sampler *s, uint64_t now);
+
 
 /* due.c: the due rule on a live thread. */
 /* Whether a tick at @now should interrupt @th, with the sample's weight in @w. */

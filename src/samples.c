@@ -506,6 +506,8 @@ void smp_write_stats(struct sampler *s)
 	    {"wake_p90_ns", schedule_hist_percentile(st->wake_hist, st->wake_ns_max, 90)},
 	    {"wake_p99_ns", schedule_hist_percentile(st->wake_hist, st->wake_ns_max, 99)},
 	    {"late_wakes", st->late_wakes},
+	    {"stop_ns_total", st->stop_ns_total},
+	    {"target_wait_ns", st->target_wait_ns},
 	    {"stack_bytes_copied", st->stack_bytes_copied},
 	    {"irq_same_cpu", st->irq_same_cpu},
 	    {"cpu_moves", st->cpu_moves},

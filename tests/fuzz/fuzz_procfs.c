@@ -16,7 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
-	uint64_t cpu_ns, count, sp, pc;
+	struct procfs_sched ss;
+	uint64_t sp, pc;
 	int64_t nr;
 	int cpu;
 
@@ -27,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cpu = procfs_parse_task_cpu(text);
 	if (cpu < -1)
 		abort();
-	if (procfs_parse_schedstat(text, &cpu_ns, &count) < -1)
+	if (procfs_parse_schedstat(text, &ss) < -1)
 		abort();
 	nr = procfs_parse_syscall(text, &sp, &pc);
 	if (nr < PROCFS_GONE || nr > INT32_MAX)

@@ -15,14 +15,15 @@
 
 static int test_parse_schedstat(void)
 {
-	uint64_t cpu = 0, count = 0;
+	struct procfs_sched ss = {0};
 
-	T_EQ_U64(procfs_parse_schedstat("123456789 2000 37\n", &cpu, &count), 0);
-	T_EQ_U64(cpu, 123456789);
-	T_EQ_U64(count, 37);
-	T_ASSERT(procfs_parse_schedstat("", &cpu, &count) < 0);
-	T_ASSERT(procfs_parse_schedstat("12 34\n", &cpu, &count) < 0);
-	T_ASSERT(procfs_parse_schedstat("x y z", &cpu, &count) < 0);
+	T_EQ_U64(procfs_parse_schedstat("123456789 2000 37\n", &ss), 0);
+	T_EQ_U64(ss.cpu_ns, 123456789);
+	T_EQ_U64(ss.wait_ns, 2000);
+	T_EQ_U64(ss.count, 37);
+	T_ASSERT(procfs_parse_schedstat("", &ss) < 0);
+	T_ASSERT(procfs_parse_schedstat("12 34\n", &ss) < 0);
+	T_ASSERT(procfs_parse_schedstat("x y z", &ss) < 0);
 	return T_OK;
 }
 
@@ -76,7 +77,8 @@ static void burn_cpu_ms(long ms)
 static int test_self(void)
 {
 	pid_t pid = getpid(), tgid = 0, ppid = 0;
-	uint64_t cpu = 0, count = 0, sp, pc;
+	struct procfs_sched ss = {0};
+	uint64_t sp, pc;
 	char comm[16], exe[4096];
 	int fd;
 
@@ -101,8 +103,8 @@ static int test_self(void)
 	sched_yield();
 	fd = procfs_open_task(pid, pid, "schedstat");
 	T_ASSERT(fd >= 0);
-	T_EQ_U64(procfs_schedstat(fd, &cpu, &count), 0);
-	T_ASSERT(cpu > 0 && count > 0);
+	T_EQ_U64(procfs_schedstat(fd, &ss), 0);
+	T_ASSERT(ss.cpu_ns > 0 && ss.count > 0);
 	close(fd);
 	fd = procfs_open_task(pid, pid, "syscall");
 	if (fd >= 0) {
@@ -115,7 +117,7 @@ static int test_self(void)
 	procfs_comm(pid, 0x3fffffff, comm, sizeof(comm));
 	T_EQ_STR(comm, "");
 	T_ASSERT(procfs_task_state(pid, 0x3fffffff) == '?');
-	T_ASSERT(procfs_schedstat(-1, &cpu, &count) < 0);
+	T_ASSERT(procfs_schedstat(-1, &ss) < 0);
 	return T_OK;
 }
 
