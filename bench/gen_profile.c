@@ -185,26 +185,23 @@ int main(int argc, char **argv)
 	ssize_t len;
 	int opt;
 
+	const struct {
+		int opt;
+		unsigned long *v, max;
+	} nums[] = {{'n', &nsamples, 1000000000ul},
+		    {'s', &nstacks, 100000000ul},
+		    {'p', &npcs, 10000000ul},
+		    {'t', &nthreads, 100000ul},
+		    {'d', &depth, MAX_DEPTH / 2}};
+
 	while ((opt = getopt(argc, argv, "n:s:p:t:d:")) != -1) {
-		switch (opt) {
-		case 'n':
-			nsamples = parse_num("-n", optarg, 1000000000ul);
-			break;
-		case 's':
-			nstacks = parse_num("-s", optarg, 100000000ul);
-			break;
-		case 'p':
-			npcs = parse_num("-p", optarg, 10000000ul);
-			break;
-		case 't':
-			nthreads = parse_num("-t", optarg, 100000ul);
-			break;
-		case 'd':
-			depth = parse_num("-d", optarg, MAX_DEPTH / 2);
-			break;
-		default:
+		char name[3] = {'-', (char)opt, 0};
+
+		for (k = 0; k < sizeof(nums) / sizeof(nums[0]) && nums[k].opt != opt; k++)
+			;
+		if (k == sizeof(nums) / sizeof(nums[0]))
 			goto usage;
-		}
+		*nums[k].v = parse_num(name, optarg, nums[k].max);
 	}
 	if (optind != argc - 1) {
 	usage:
@@ -256,7 +253,7 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	for (i = 0; i < nthreads; i++) {
-		char comm[16];
+		char comm[28]; /* "worker-" and up to 20 digits; -t keeps it under 16 */
 
 		snprintf(comm, sizeof(comm), "worker-%lu", (unsigned long)i);
 		df_write_thread(w, 0, pid, pid + (pid_t)i, i ? comm : "gen_profile");

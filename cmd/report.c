@@ -52,17 +52,24 @@ static const struct xp_cmd_help report_help = XP_CMD_HELP(
     "    xprof report --debug-dir ~/debug       # debuginfo under ~/debug/.build-id\n");
 
 /*
- * The formats, in the order the usage error names them; format_choices and
- * the format flags of report_parse_args follow the same order.
+ * The formats, in the order the usage error names them; format_choices
+ * follows the same order.  Each is also a flag (--folded, ...) with @help.
  */
 static const struct {
 	const char *name;
 	enum report_format format;
 	const struct out_ops *ops;
+	const char *help;
 } formats[] = {
-    {"folded", REPORT_FOLDED, &out_folded}, {"flat", REPORT_FLAT, &out_flat},
-    {"tree", REPORT_TREE, &out_tree},	    {"flamegraph", REPORT_FLAMEGRAPH, &out_flamegraph},
-    {"pprof", REPORT_PPROF, &out_pprof},    {"speedscope", REPORT_SPEEDSCOPE, &out_speedscope},
+    {"folded", REPORT_FOLDED, &out_folded, "folded stacks, one line per stack, for flame graphs"},
+    {"flat", REPORT_FLAT, &out_flat, "functions with self and total share (the default)"},
+    {"tree", REPORT_TREE, &out_tree, "call tree from the callers down, with total and self share"},
+    {"flamegraph", REPORT_FLAMEGRAPH, &out_flamegraph,
+     "interactive flame graph, one self-contained HTML file"},
+    {"pprof", REPORT_PPROF, &out_pprof,
+     "gzipped profile.proto for 'go tool pprof' (binary: use -o)"},
+    {"speedscope", REPORT_SPEEDSCOPE, &out_speedscope,
+     "JSON for speedscope (https://www.speedscope.app)"},
 };
 
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -276,18 +283,15 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 			     "write the report to <file> instead of standard output"),
 	    XP_OPTION_STRING(0, "symfs", &opts->symfs, "<dir>",
 			     "look for the recorded files under <dir> (as perf's --symfs)"),
-	    XP_OPTION_FLAG(0, "flat", &chosen[1],
-			   "functions with self and total share (the default)"),
-	    XP_OPTION_FLAG(0, "tree", &chosen[2],
-			   "call tree from the callers down, with total and self share"),
-	    XP_OPTION_FLAG(0, "folded", &chosen[0],
-			   "folded stacks, one line per stack, for flame graphs"),
-	    XP_OPTION_FLAG(0, "flamegraph", &chosen[3],
-			   "interactive flame graph, one self-contained HTML file"),
-	    XP_OPTION_FLAG(0, "pprof", &chosen[4],
-			   "gzipped profile.proto for 'go tool pprof' (binary: use -o)"),
-	    XP_OPTION_FLAG(0, "speedscope", &chosen[5],
-			   "JSON for speedscope (https://www.speedscope.app)"),
+	/* --flat, --tree, --folded first, then the others in their order. */
+#define FORMAT_FLAG(i) XP_OPTION_FLAG(0, formats[i].name, &chosen[i], formats[i].help)
+	    FORMAT_FLAG(1),
+	    FORMAT_FLAG(2),
+	    FORMAT_FLAG(0),
+	    FORMAT_FLAG(3),
+	    FORMAT_FLAG(4),
+	    FORMAT_FLAG(5),
+#undef FORMAT_FLAG
 	    XP_OPTION_CHOICE('f', "format", &format, "<format>", format_choices,
 			     "the same by name: folded, flat, tree, flamegraph, pprof, speedscope"),
 	    XP_OPTION_STRING(0, "diff", &opts->diff_base, "<base>",
