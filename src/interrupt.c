@@ -82,12 +82,9 @@ static uint64_t move_pause_ns(struct sampler *s, unsigned long moves)
  * run.  So wait again, from a fresh random instant, until a wake comes
  * promptly (at most SAMPLER_WAKE_RETRIES times): late means over three
  * times the usual lateness of prompt wakes (their running mean; ~15 us in
- * a VM whose timer interrupts pass through the host) and 30 us.  False if
- * every wake came late: the threads on this CPU are then left to a later
- * tick (what they ran counts there), not taken at a system call's exit
- * (with 335 us bursts that took io() from 1% to 2.7% of the samples).
+ * a VM whose timer interrupts pass through the host) and 30 us.
  */
-static bool settle(struct sampler *s, unsigned long moves, uint64_t late)
+static void settle(struct sampler *s, unsigned long moves, uint64_t late)
 {
 	unsigned int tries = 0;
 
@@ -96,28 +93,9 @@ static bool settle(struct sampler *s, unsigned long moves, uint64_t late)
 		s->st->late_wakes++;
 		late = ctl_pause_ns(move_pause_ns(s, moves));
 	}
+	if (late <= 3 * s->wake_mean || late <= SAMPLER_WAKE_LATE_NS)
+		s->wake_mean += ((int64_t)late - (int64_t)s->wake_mean) / 16;
 	schedule_hist_add(s->st->wake_hist, &s->st->wake_ns_max, late);
-	if (late > 3 * s->wake_mean && late > SAMPLER_WAKE_LATE_NS)
-		return false;
-	s->wake_mean += ((int64_t)late - (int64_t)s->wake_mean) / 16;
-	return true;
-}
-
-/* Interrupt the due threads on @cpu from there (@here), or leave them to a later tick. */
-static void interrupt_on(struct sampler *s, int cpu, uint64_t now, bool here, bool prompt)
-{
-	unsigned long i;
-
-	for (i = 0; i < s->ndue; i++) {
-		if (s->due[i].cpu != cpu)
-			continue;
-		if (prompt) {
-			interrupt(s, &s->due[i], now, here);
-		} else {
-			s->due[i].cpu = -2;
-			s->st->late_skipped++;
-		}
-	}
 }
 
 /*
@@ -140,14 +118,15 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 	int here = s->o->same_cpu ? ctl_cpu() : -1;
 	unsigned long i, j, moves = 0;
 
-	for (i = 0; i < s->ndue; i++)
-		if (s->due[i].cpu < 0)
-			interrupt(s, &s->due[i], now, false);
 	for (i = 0; here >= 0 && i < s->ndue; i++)
 		if (s->due[i].cpu == here) {
-			interrupt_on(s, here, now, true, settle(s, 1, s->woke_late));
+			settle(s, 1, s->woke_late);
 			break;
 		}
+
+	for (i = 0; i < s->ndue; i++)
+		if (s->due[i].cpu < 0 || s->due[i].cpu == here)
+			interrupt(s, &s->due[i], now, here >= 0 && s->due[i].cpu == here);
 	for (i = 0; i < s->ndue; i++) {
 		if (s->due[i].cpu < 0)
 			continue;
@@ -157,7 +136,7 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 	}
 	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
-		bool moved, prompt = true;
+		bool moved;
 
 		if (cpu < 0)
 			continue;
@@ -172,7 +151,9 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 		 * by a timer of this CPU, which flags nothing in advance.
 		 */
 		if (moved)
-			prompt = settle(s, moves, ctl_pause_ns(move_pause_ns(s, moves)));
-		interrupt_on(s, cpu, now, moved, prompt);
+			settle(s, moves, ctl_pause_ns(move_pause_ns(s, moves)));
+		for (j = i; j < s->ndue; j++)
+			if (s->due[j].cpu == cpu)
+				interrupt(s, &s->due[j], now, moved);
 	}
 }

@@ -57,7 +57,7 @@ struct sampler_opts {
 	bool switch_signal; /* and when xprof gets SIGUSR2 (which it then takes) */
 	struct df_writer *(*switch_fn)(void *ctx, struct df_writer *old);
 	void *switch_ctx;
-	bool start_disabled;	 /* sampling starts at an 'enable' of @control (--delay -1) */
+	bool start_disabled;  /* sampling starts at an 'enable' of @control (--delay -1) */
 	struct control *control; /* commands from --control (control.h), NULL: none */
 	enum sampler_mode mode;
 	enum sampler_kind kind;
@@ -74,8 +74,8 @@ struct sampler_opts {
 #define SAMPLER_STACK_BYTES   (64 * 1024)
 #define SAMPLER_SPIN_NS	      100000
 #define SAMPLER_MOVE_PAUSE_NS 20000 /* after moving to a thread's CPU, before interrupting it */
-#define SAMPLER_WAKE_LATE_NS  30000 /* a wake on a thread's CPU later than this may be retried */
-#define SAMPLER_WAKE_RETRIES  3	    /* at most this many times per CPU and tick */
+#define SAMPLER_WAKE_LATE_NS 30000  /* a wake on a thread's CPU later than this may be retried */
+#define SAMPLER_WAKE_RETRIES 3	    /* at most this many times per CPU and tick */
 #define SAMPLER_DRAIN_MAX     64    /* stops handled between two looks at the timer */
 #define SAMPLER_FLUSH_NS      1000000000ull /* default sampler_opts.flush_ns */
 #define SAMPLER_JIT_MAPS_NS   100000000	    /* maps re-read at most this often for JIT code */
@@ -115,8 +115,7 @@ struct sampler_stats {
 	 */
 	uint64_t wake_hist[SCHEDULE_HIST_SIZE];
 	uint64_t wake_ns_max;
-	uint64_t late_wakes;   /* of those, retried from a fresh instant (interrupt.c) */
-	uint64_t late_skipped; /* due threads left to a later tick: every retry came late */
+	uint64_t late_wakes; /* of those, retried from a fresh instant (interrupt.c) */
 	/*
 	 * Where sampling cost the target's threads time, summed over them: in
 	 * the stops (interrupt -> resume), and waiting for a CPU while runnable

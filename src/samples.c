@@ -506,7 +506,6 @@ void smp_write_stats(struct sampler *s)
 	    {"wake_p90_ns", schedule_hist_percentile(st->wake_hist, st->wake_ns_max, 90)},
 	    {"wake_p99_ns", schedule_hist_percentile(st->wake_hist, st->wake_ns_max, 99)},
 	    {"late_wakes", st->late_wakes},
-	    {"late_skipped", st->late_skipped},
 	    {"stop_ns_total", st->stop_ns_total},
 	    {"target_wait_ns", st->target_wait_ns},
 	    {"stack_bytes_copied", st->stack_bytes_copied},
