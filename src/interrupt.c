@@ -84,16 +84,20 @@ static uint64_t move_pause_ns(struct sampler *s, unsigned long moves)
  * times the usual lateness of prompt wakes (their running mean; ~15 us in
  * a VM whose timer interrupts pass through the host) and 30 us.
  */
+static bool wake_late(const struct sampler *s, uint64_t late)
+{
+	return late > 3 * s->wake_mean && late > SAMPLER_WAKE_LATE_NS;
+}
+
 static void settle(struct sampler *s, unsigned long moves, uint64_t late)
 {
 	unsigned int tries = 0;
 
-	while (late > 3 * s->wake_mean && late > SAMPLER_WAKE_LATE_NS &&
-	       tries++ < SAMPLER_WAKE_RETRIES) {
+	while (wake_late(s, late) && tries++ < SAMPLER_WAKE_RETRIES) {
 		s->st->late_wakes++;
 		late = ctl_pause_ns(move_pause_ns(s, moves));
 	}
-	if (late <= 3 * s->wake_mean || late <= SAMPLER_WAKE_LATE_NS)
+	if (!wake_late(s, late))
 		s->wake_mean += ((int64_t)late - (int64_t)s->wake_mean) / 16;
 	schedule_hist_add(s->st->wake_hist, &s->st->wake_ns_max, late);
 }

@@ -175,7 +175,6 @@ int smp_thread_cpu(struct sampler *s, struct xp_thread *th);
 /* Interrupt the s->due threads of a tick at @now, each running one from its own CPU. */
 void smp_interrupt_due(struct sampler *s, uint64_t now);
 
-
 /* due.c: the due rule on a live thread. */
 /* Whether a tick at @now should interrupt @th, with the sample's weight in @w. */
 bool smp_want_sample(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *w);
