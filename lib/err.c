@@ -157,6 +157,14 @@ void *xp_realloc(void *p, unsigned long size)
 	return err_check(err_alloc_fails() ? NULL : realloc(p, size ? size : 1));
 }
 
+void xp_free_n(void *const *ptrs, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		free(ptrs[i]);
+}
+
 void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long elem)
 {
 	unsigned long n = *alloc;

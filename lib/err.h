@@ -52,6 +52,14 @@ void *xp_realloc(void *p, unsigned long size);
 /* Grow *@p (element size @elem) so that it holds at least @need elements. */
 void xp_grow(void **p, unsigned long *alloc, unsigned long need, unsigned long elem);
 char *xp_strdup(const char *s);
+/*
+ * free() each pointer given, NULL ones included: the tail of a destructor
+ * that owns many plain buffers, in one statement.  Const pointers need a
+ * cast, as they would for free().
+ */
+void xp_free_n(void *const *ptrs, unsigned long n);
+#define XP_FREE_ALL(...)                                                                           \
+	xp_free_n((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /*
  * open(@path, O_RDONLY | O_CLOEXEC), but only if it is a regular file, and

@@ -79,4 +79,16 @@ static int test_open_regular(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_message_controls), T_CASE(test_open_regular))
+/* Every pointer is freed, NULL ones between them too (the sanitizer build's
+ * leak check is what sees a missed one). */
+static int test_free_all(void)
+{
+	char *a = xp_strdup("a"), *b = NULL, *c = xp_malloc(3);
+	const char *d = xp_strdup("d");
+
+	XP_FREE_ALL(a, b, c, (char *)d);
+	XP_FREE_ALL(NULL);
+	return T_OK;
+}
+
+T_MAIN(T_CASE(test_message_controls), T_CASE(test_open_regular), T_CASE(test_free_all))
