@@ -644,13 +644,6 @@ static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const s
 	return n;
 }
 
-static const struct unwinder_ops native_ops = {
-    .name = "native",
-    .open = native_open,
-    .unwind = native_unwind,
-    .close = native_close,
-};
-
 /* --- the libunwind backend (unwind_libunwind.c) ----------------------------- */
 
 static int lu_open(struct unwinder *u)
@@ -709,13 +702,6 @@ static unsigned int lu_backend_unwind(struct unwinder *u, struct uw_walk *w,
 	u->stats.frames_cfi += n ? n - 1 : 0;
 	return n;
 }
-
-static const struct unwinder_ops libunwind_ops = {
-    .name = "libunwind",
-    .open = lu_open,
-    .unwind = lu_backend_unwind,
-    .close = lu_close,
-};
 
 /* Frames of a walk less a depth-limit marker; *@cut tells whether there was one. */
 static unsigned int walked(const uint8_t *flags, unsigned int n, bool *cut)
@@ -779,11 +765,22 @@ static void check_with_libunwind(struct unwinder *u, struct uw_walk *w, const st
 
 /* --- API ------------------------------------------------------------------- */
 
+enum uw_backend {
+	UW_NATIVE,    /* UNWIND_AUTO, UNWIND_FP, UNWIND_DWARF, UNWIND_CHECK */
+	UW_LIBUNWIND, /* UNWIND_LIBUNWIND */
+};
+
+/* The backends, in the order of enum uw_backend. */
+static const struct unwinder_ops uw_backends[] = {
+    {.name = "native", .open = native_open, .unwind = native_unwind, .close = native_close},
+    {.name = "libunwind", .open = lu_open, .unwind = lu_backend_unwind, .close = lu_close},
+};
+
 struct unwinder *unwinder_new(enum unwind_mode mode, unsigned int max_depth)
 {
 	struct unwinder *u = xp_calloc(1, sizeof(*u));
 
-	u->ops = mode == UNWIND_LIBUNWIND ? &libunwind_ops : &native_ops;
+	u->ops = &uw_backends[mode == UNWIND_LIBUNWIND ? UW_LIBUNWIND : UW_NATIVE];
 	u->check = mode == UNWIND_CHECK;
 	u->mode = mode == UNWIND_LIBUNWIND || mode == UNWIND_CHECK ? UNWIND_AUTO : mode;
 	if (u->check)
