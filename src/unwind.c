@@ -238,7 +238,7 @@ struct uw_stack {
 /*
  * The ops that push one value: CFI_OP_CFA (@cfa), CONST, BREG (a register
  * of @regs plus n), DUP and OVER (copies of the top and the one below).
- * -EINVAL when the stack is full, OVER has one value to look under or
+ * -EINVAL when the stack is full, DUP or OVER has nothing to copy or
  * there is no CFA; -ENOENT when the register is unknown.
  */
 static int uw_eval_push(const struct cfi_op *op, const struct xp_regs *regs, const uint64_t *cfa,
@@ -263,6 +263,8 @@ static int uw_eval_push(const struct cfi_op *op, const struct xp_regs *regs, con
 		v += (uint64_t)op->n;
 		break;
 	case CFI_OP_DUP:
+		if (s->n < 1)
+			return -EINVAL;
 		v = s->v[s->n - 1];
 		break;
 	default: /* CFI_OP_OVER */
