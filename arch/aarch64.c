@@ -30,17 +30,18 @@
  */
 #define AARCH64_PAC_DEFAULT 0xffff000000000000ull
 
-static const char *const aarch64_names[] = {
-    "x0",  "x1",  "x2",	 "x3",	"x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10",
-    "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
-    "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",  "pc",
+/* DWARF registers 0..32: name, and word of struct user_pt_regs (the same number). */
+static const struct xp_arch_reg aarch64_regs[] = {
+    {"x0", 0},	 {"x1", 1},   {"x2", 2},   {"x3", 3},	{"x4", 4},   {"x5", 5},	  {"x6", 6},
+    {"x7", 7},	 {"x8", 8},   {"x9", 9},   {"x10", 10}, {"x11", 11}, {"x12", 12}, {"x13", 13},
+    {"x14", 14}, {"x15", 15}, {"x16", 16}, {"x17", 17}, {"x18", 18}, {"x19", 19}, {"x20", 20},
+    {"x21", 21}, {"x22", 22}, {"x23", 23}, {"x24", 24}, {"x25", 25}, {"x26", 26}, {"x27", 27},
+    {"x28", 28}, {"x29", 29}, {"x30", 30}, {"sp", 31},	{"pc", 32},
 };
 
 static const char *aarch64_reg_name(unsigned int dwarf_reg)
 {
-	if (dwarf_reg >= sizeof(aarch64_names) / sizeof(aarch64_names[0]))
-		return NULL;
-	return aarch64_names[dwarf_reg];
+	return xp_arch_regs_name(&xp_arch_aarch64, dwarf_reg);
 }
 
 static uint64_t aarch64_strip_pc(const struct xp_regs *regs, uint64_t pc)
@@ -52,16 +53,7 @@ static uint64_t aarch64_strip_pc(const struct xp_regs *regs, uint64_t pc)
 
 static int aarch64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
 {
-	unsigned int i;
-
-	if (!buf || len < AARCH64_PRSTATUS_WORDS * 8)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->e_machine = EM_AARCH64;
-	/* x0..x30, sp, pc are words 0..32 and DWARF registers 0..32 alike. */
-	for (i = 0; i <= AARCH64_DWARF_PC; i++)
-		xp_regs_set(out, i, xp_arch_word(buf, i));
-	return 0;
+	return xp_arch_prstatus_decode(&xp_arch_aarch64, buf, len, out);
 }
 
 #if defined(__aarch64__)
@@ -83,27 +75,16 @@ static uint64_t aarch64_read_pac_mask(pid_t tid)
 	atomic_store_explicit(&aarch64_host_pac_mask, mask, memory_order_relaxed);
 	return mask;
 }
-#endif
 
 static int aarch64_regs_read(pid_t tid, struct xp_regs *out)
 {
-#if defined(__aarch64__)
-	uint64_t raw[AARCH64_PRSTATUS_WORDS];
-	long n = xp_arch_getregset(tid, NT_PRSTATUS, raw, sizeof(raw));
-	int ret;
+	int ret = xp_arch_prstatus_read(&xp_arch_aarch64, tid, out);
 
-	if (n < 0)
-		return (int)n;
-	ret = aarch64_regs_from_prstatus(raw, (unsigned long)n, out);
 	if (!ret)
 		out->pac_mask = aarch64_read_pac_mask(tid);
 	return ret;
-#else
-	(void)tid;
-	(void)out;
-	return -ENOSYS;
-#endif
 }
+#endif
 
 /* "[sp, #-0x20]!" (pre-index), "[sp, #0x10]" (offset) or "[sp], #0x20" (post-index). */
 static int aarch64_sp_addr(const char *p, int32_t *off, int *mode)
@@ -197,10 +178,7 @@ static void aarch64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 		eff->flags |= XP_EFF_JUMP;
 	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) &&
 		   xp_arch_has_prefix(ops, "sp, sp, ", &p)) {
-		if (xp_arch_parse_imm(&p, &v) || *p || v == INT32_MIN)
-			eff->flags |= XP_EFF_SP_UNKNOWN;
-		else
-			eff->sp_pre = mn[0] == 's' ? -v : v;
+		xp_arch_sp_add_imm(p, mn[0] == 's', eff);
 	} else if (!strcmp(mn, "mov") && !strcmp(ops, "x29, sp")) {
 		eff->flags |= XP_EFF_SET_FP;
 	} else if (!strcmp(mn, "add") && xp_arch_has_prefix(ops, "x29, sp, ", &p) &&
@@ -232,7 +210,9 @@ const struct xp_arch xp_arch_aarch64 = {
     .dwarf_sp = AARCH64_DWARF_SP,
     .dwarf_fp = 29,
     .dwarf_ra = 30,
-    .nr_regs = 33,
+    .nr_regs = XP_ARCH_NR_REGS(aarch64_regs),
+    .regs = aarch64_regs,
+    .prstatus_words = AARCH64_PRSTATUS_WORDS,
     .stack_align = 16, /* AAPCS64: sp is 16-aligned, and x29 = sp when set */
     .fp_off_prev_fp = 0,
     .fp_off_ra = 8,
@@ -242,7 +222,11 @@ const struct xp_arch xp_arch_aarch64 = {
     .unw_pc_reg = 32,
     .reg_name = aarch64_reg_name,
     .strip_pc = aarch64_strip_pc,
+#if defined(__aarch64__)
     .regs_read = aarch64_regs_read,
+#else
+    .regs_read = xp_arch_regs_read_off_host,
+#endif
     .regs_from_prstatus = aarch64_regs_from_prstatus,
     .insn_effect = aarch64_insn_effect,
     .syscall_name = xp_arch_syscall_generic,

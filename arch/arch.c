@@ -3,7 +3,8 @@
  * The architecture registry: an explicit const table (elfutils machines[]),
  * lookup by ELF e_machine, and the choice of the host arch.  This is the
  * only place besides the arch files that names a host architecture macro.
- * Per-arch knowledge lives in arch/<name>.c, never here.
+ * Per-arch knowledge lives in arch/<name>.c, never here: what is below
+ * works on the tables the arch files hand it.
  */
 #include "arch.h"
 #include "arch_impl.h"
@@ -13,6 +14,9 @@
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+
+/* The largest NT_PRSTATUS regset of the registry (aarch64's), in words. */
+#define XP_ARCH_PRSTATUS_MAX 34
 
 const struct xp_arch *const xp_arches[] = {
     &xp_arch_x86_64,
@@ -63,6 +67,64 @@ long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len)
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)(unsigned long)type, &iov) < 0)
 		return -errno;
 	return (long)iov.iov_len;
+}
+
+const char *xp_arch_regs_name(const struct xp_arch *arch, unsigned int dwarf_reg)
+{
+	return dwarf_reg < arch->nr_regs ? arch->regs[dwarf_reg].name : NULL;
+}
+
+int xp_arch_prstatus_decode(const struct xp_arch *arch, const void *buf, unsigned long len,
+			    struct xp_regs *out)
+{
+	unsigned int i;
+
+	if (!buf || len < arch->prstatus_words * 8ul)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->e_machine = arch->e_machine;
+	for (i = 0; i < arch->nr_regs; i++) {
+		int word = arch->regs[i].word;
+
+		xp_regs_set(out, i, word == XP_ARCH_REG_ZERO ? 0 : xp_arch_word(buf, (size_t)word));
+	}
+	return 0;
+}
+
+int xp_arch_prstatus_read(const struct xp_arch *arch, pid_t tid, struct xp_regs *out)
+{
+	uint64_t raw[XP_ARCH_PRSTATUS_MAX];
+	long n;
+
+	if (arch->prstatus_words > XP_ARCH_PRSTATUS_MAX)
+		return -EINVAL;
+	n = xp_arch_getregset(tid, NT_PRSTATUS, raw, arch->prstatus_words * sizeof(raw[0]));
+	if (n < 0)
+		return (int)n;
+	return xp_arch_prstatus_decode(arch, raw, (unsigned long)n, out);
+}
+
+int xp_arch_regs_read_off_host(pid_t tid, struct xp_regs *out)
+{
+	(void)tid;
+	(void)out;
+	return -ENOSYS;
+}
+
+uint64_t xp_arch_strip_pc_none(const struct xp_regs *regs, uint64_t pc)
+{
+	(void)regs;
+	return pc;
+}
+
+void xp_arch_sp_add_imm(const char *imm, bool sub, struct xp_insn_effect *eff)
+{
+	int32_t v;
+
+	if (xp_arch_parse_imm(&imm, &v) || *imm || v == INT32_MIN)
+		eff->flags |= XP_EFF_SP_UNKNOWN;
+	else
+		eff->sp_pre = sub ? -v : v;
 }
 
 int xp_arch_parse_imm(const char **p, int32_t *out)

@@ -68,6 +68,14 @@ struct xp_insn_effect {
 	int32_t sp_from_fp, sp_pre, save_fp, save_ra, set_fp, sp_post;
 };
 
+/* One register of an arch's snapshot, as its regs[] table lists it. */
+struct xp_arch_reg {
+	const char *name;
+	int8_t word; /* 8-byte word of NT_PRSTATUS; XP_ARCH_REG_ZERO: none, always 0 */
+};
+
+#define XP_ARCH_REG_ZERO (-1)
+
 struct xp_arch {
 	const char *name; /* as printed by uname -m */
 	uint16_t e_machine;
@@ -75,6 +83,12 @@ struct xp_arch {
 	uint16_t dwarf_pc, dwarf_sp, dwarf_fp;
 	int16_t dwarf_ra;    /* register holding the return address, -1: none (x86) */
 	uint16_t nr_regs;    /* DWARF registers 0..nr_regs-1 are kept in xp_regs */
+	/*
+	 * DWARF registers 0..nr_regs-1 in order: the name and where the
+	 * NT_PRSTATUS regset, of prstatus_words 8-byte words, holds each.
+	 */
+	const struct xp_arch_reg *regs;
+	uint8_t prstatus_words;
 	uint8_t stack_align; /* SP/FP alignment required of a valid frame */
 	/*
 	 * Frame record: with fp the frame pointer of a frame, the caller's fp is

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the arch/ files only (nothing outside arch/ includes
- * this): the one ptrace call every regs_read makes, and little-endian
- * decoding of raw regsets.  The arch files themselves stay declarative.
+ * this): the one ptrace call every regs_read makes, register files decoded
+ * from a table of the arch's registers, the hooks that several arches share,
+ * and parsing of disassembler text.  The arch files themselves stay
+ * declarative.
  */
 #ifndef XPROF_ARCH_ARCH_IMPL_H
 #define XPROF_ARCH_ARCH_IMPL_H
@@ -12,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
+
+#include "arch.h"
 
 extern const struct xp_arch xp_arch_x86_64;
 extern const struct xp_arch xp_arch_aarch64;
@@ -28,6 +32,40 @@ long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len);
  * "#0x20", "#-0x10").  Advances *@p past it.  0 or -EINVAL.
  */
 int xp_arch_parse_imm(const char **p, int32_t *out);
+/* The number of entries of an arch's table of struct xp_arch_reg. */
+#define XP_ARCH_NR_REGS(table) (sizeof(table) / sizeof((table)[0]))
+
+/* The name of DWARF register @dwarf_reg of @arch (its regs[]), or NULL when it has none. */
+const char *xp_arch_regs_name(const struct xp_arch *arch, unsigned int dwarf_reg);
+
+/*
+ * Decode a raw NT_PRSTATUS regset of @len bytes into @out, as the regs[]
+ * table of @arch says: every register of it set, nothing else.  0, or
+ * -EINVAL when @buf is NULL or shorter than the regset.
+ */
+int xp_arch_prstatus_decode(const struct xp_arch *arch, const void *buf, unsigned long len,
+			    struct xp_regs *out);
+
+/*
+ * Read the NT_PRSTATUS regset of the ptrace-stopped thread @tid with one
+ * PTRACE_GETREGSET and decode it as @arch's.  0 or -errno (-EINVAL when
+ * the kernel returned less than the regset).
+ */
+int xp_arch_prstatus_read(const struct xp_arch *arch, pid_t tid, struct xp_regs *out);
+
+/* The regs_read hook of an arch that is not the host: -ENOSYS, and nothing touched. */
+int xp_arch_regs_read_off_host(pid_t tid, struct xp_regs *out);
+
+/* The strip_pc hook of an arch whose code addresses carry no tag bits: @pc itself. */
+uint64_t xp_arch_strip_pc_none(const struct xp_regs *regs, uint64_t pc);
+
+/*
+ * The effect of adding the immediate at @imm (the rest of the operands)
+ * to sp, or of subtracting it when @sub: eff->sp_pre.  Anything but a
+ * whole immediate, or one whose negation overflows, leaves sp unknown.
+ */
+void xp_arch_sp_add_imm(const char *imm, bool sub, struct xp_insn_effect *eff);
+
 /* System call names (generated: arch/syscalls_*.c).  NULL for an unknown number. */
 const char *xp_arch_syscall_x86_64(unsigned int nr);
 const char *xp_arch_syscall_generic(unsigned int nr);

@@ -15,55 +15,62 @@
 #define RISCV64_PRSTATUS_WORDS 32
 #define RISCV64_DWARF_PC       32
 
-static const char *const riscv64_names[] = {
-    "zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "s0", "s1", "a0",
-    "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
-    "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6", "pc",
+/*
+ * DWARF registers 0..32: name, and word of struct user_regs_struct, whose
+ * word 0 is the pc where x0 would be.
+ */
+static const struct xp_arch_reg riscv64_regs[] = {
+    {"zero", XP_ARCH_REG_ZERO},
+    {"ra", 1},
+    {"sp", 2},
+    {"gp", 3},
+    {"tp", 4},
+    {"t0", 5},
+    {"t1", 6},
+    {"t2", 7},
+    {"s0", 8},
+    {"s1", 9},
+    {"a0", 10},
+    {"a1", 11},
+    {"a2", 12},
+    {"a3", 13},
+    {"a4", 14},
+    {"a5", 15},
+    {"a6", 16},
+    {"a7", 17},
+    {"s2", 18},
+    {"s3", 19},
+    {"s4", 20},
+    {"s5", 21},
+    {"s6", 22},
+    {"s7", 23},
+    {"s8", 24},
+    {"s9", 25},
+    {"s10", 26},
+    {"s11", 27},
+    {"t3", 28},
+    {"t4", 29},
+    {"t5", 30},
+    {"t6", 31},
+    {"pc", 0},
 };
 
 static const char *riscv64_reg_name(unsigned int dwarf_reg)
 {
-	if (dwarf_reg >= sizeof(riscv64_names) / sizeof(riscv64_names[0]))
-		return NULL;
-	return riscv64_names[dwarf_reg];
-}
-
-static uint64_t riscv64_strip_pc(const struct xp_regs *regs, uint64_t pc)
-{
-	(void)regs;
-	return pc;
+	return xp_arch_regs_name(&xp_arch_riscv64, dwarf_reg);
 }
 
 static int riscv64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
 {
-	unsigned int i;
-
-	if (!buf || len < RISCV64_PRSTATUS_WORDS * 8)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->e_machine = EM_RISCV;
-	xp_regs_set(out, 0, 0); /* x0 is hard-wired to zero */
-	for (i = 1; i < RISCV64_PRSTATUS_WORDS; i++)
-		xp_regs_set(out, i, xp_arch_word(buf, i));
-	xp_regs_set(out, RISCV64_DWARF_PC, xp_arch_word(buf, 0));
-	return 0;
+	return xp_arch_prstatus_decode(&xp_arch_riscv64, buf, len, out);
 }
 
+#if defined(__riscv) && __riscv_xlen == 64
 static int riscv64_regs_read(pid_t tid, struct xp_regs *out)
 {
-#if defined(__riscv) && __riscv_xlen == 64
-	uint64_t raw[RISCV64_PRSTATUS_WORDS];
-	long n = xp_arch_getregset(tid, NT_PRSTATUS, raw, sizeof(raw));
-
-	if (n < 0)
-		return (int)n;
-	return riscv64_regs_from_prstatus(raw, (unsigned long)n, out);
-#else
-	(void)tid;
-	(void)out;
-	return -ENOSYS;
-#endif
+	return xp_arch_prstatus_read(&xp_arch_riscv64, tid, out);
 }
+#endif
 
 /* "N(sp)": the offset.  0 or -EINVAL. */
 static int riscv64_sp_off(const char *p, int32_t *off)
@@ -162,7 +169,9 @@ const struct xp_arch xp_arch_riscv64 = {
     .dwarf_sp = 2,
     .dwarf_fp = 8,
     .dwarf_ra = 1,
-    .nr_regs = 33,
+    .nr_regs = XP_ARCH_NR_REGS(riscv64_regs),
+    .regs = riscv64_regs,
+    .prstatus_words = RISCV64_PRSTATUS_WORDS,
     .stack_align = 16, /* psABI: sp 16-aligned; s0 is the CFA, a caller's sp */
     .fp_off_prev_fp = -16,
     .fp_off_ra = -8,
@@ -171,8 +180,12 @@ const struct xp_arch xp_arch_riscv64 = {
     .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
     .unw_pc_reg = 64,
     .reg_name = riscv64_reg_name,
-    .strip_pc = riscv64_strip_pc,
+    .strip_pc = xp_arch_strip_pc_none,
+#if defined(__riscv) && __riscv_xlen == 64
     .regs_read = riscv64_regs_read,
+#else
+    .regs_read = xp_arch_regs_read_off_host,
+#endif
     .regs_from_prstatus = riscv64_regs_from_prstatus,
     .insn_effect = riscv64_insn_effect,
     .syscall_name = riscv64_syscall_name,

@@ -18,55 +18,22 @@
 #define X86_64_PRSTATUS_WORDS 27
 #define X86_64_DWARF_RIP      16
 
-/* struct user_regs_struct word index of DWARF registers 0..16. */
-static const uint8_t x86_64_prstatus_index[] = {
-    10, /* rax */
-    12, /* rdx */
-    11, /* rcx */
-    5,	/* rbx */
-    13, /* rsi */
-    14, /* rdi */
-    4,	/* rbp */
-    19, /* rsp */
-    9,	/* r8 */
-    8,	/* r9 */
-    7,	/* r10 */
-    6,	/* r11 */
-    3,	/* r12 */
-    2,	/* r13 */
-    1,	/* r14 */
-    0,	/* r15 */
-    16, /* rip */
-};
-
-static const char *const x86_64_names[] = {
-    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
-    "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "rip",
+/* DWARF registers 0..16: name, and word of struct user_regs_struct. */
+static const struct xp_arch_reg x86_64_regs[] = {
+    {"rax", 10}, {"rdx", 12}, {"rcx", 11}, {"rbx", 5}, {"rsi", 13}, {"rdi", 14},
+    {"rbp", 4},	 {"rsp", 19}, {"r8", 9},   {"r9", 8},  {"r10", 7},  {"r11", 6},
+    {"r12", 3},	 {"r13", 2},  {"r14", 1},  {"r15", 0}, {"rip", 16},
 };
 
 static const char *x86_64_reg_name(unsigned int dwarf_reg)
 {
-	if (dwarf_reg >= sizeof(x86_64_names) / sizeof(x86_64_names[0]))
-		return NULL;
-	return x86_64_names[dwarf_reg];
-}
-
-static uint64_t x86_64_strip_pc(const struct xp_regs *regs, uint64_t pc)
-{
-	(void)regs;
-	return pc;
+	return xp_arch_regs_name(&xp_arch_x86_64, dwarf_reg);
 }
 
 static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
 {
-	unsigned int i;
-
-	if (!buf || len < X86_64_PRSTATUS_WORDS * 8)
+	if (xp_arch_prstatus_decode(&xp_arch_x86_64, buf, len, out))
 		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->e_machine = EM_X86_64;
-	for (i = 0; i < sizeof(x86_64_prstatus_index); i++)
-		xp_regs_set(out, i, xp_arch_word(buf, x86_64_prstatus_index[i]));
 	/*
 	 * struct user_regs_struct: rax is word 10, orig_rax word 15.  A stop
 	 * inside a blocking call reports it before the restart is set up
@@ -85,9 +52,9 @@ static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct 
 	return 0;
 }
 
+#if defined(__x86_64__)
 static int x86_64_regs_read(pid_t tid, struct xp_regs *out)
 {
-#if defined(__x86_64__)
 	uint64_t raw[X86_64_PRSTATUS_WORDS];
 
 	/*
@@ -98,12 +65,8 @@ static int x86_64_regs_read(pid_t tid, struct xp_regs *out)
 	if (ptrace(PTRACE_GETREGS, tid, 0, raw) < 0)
 		return -errno;
 	return x86_64_regs_from_prstatus(raw, sizeof(raw), out);
-#else
-	(void)tid;
-	(void)out;
-	return -ENOSYS;
-#endif
 }
+#endif
 
 /* Whether the first operand of @ops is @reg (the destination in Intel syntax). */
 static bool x86_64_dest_is(const char *ops, const char *reg)
@@ -186,10 +149,7 @@ static void x86_64_insn_effect(const char *mn, const char *ops, struct xp_insn_e
 		eff->flags |= XP_EFF_JUMP;
 	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) &&
 		   xp_arch_has_prefix(ops, "rsp, ", &p)) {
-		if (xp_arch_parse_imm(&p, &v) || *p || v == INT32_MIN)
-			eff->flags |= XP_EFF_SP_UNKNOWN;
-		else
-			eff->sp_pre = mn[0] == 's' ? -v : v;
+		xp_arch_sp_add_imm(p, mn[0] == 's', eff);
 	} else if (!strcmp(mn, "mov") && !strcmp(ops, "rbp, rsp")) {
 		eff->flags |= XP_EFF_SET_FP;
 	} else if (!strcmp(mn, "mov") && !strcmp(ops, "rsp, rbp")) {
@@ -224,7 +184,9 @@ const struct xp_arch xp_arch_x86_64 = {
     .dwarf_sp = 7,
     .dwarf_fp = 6,
     .dwarf_ra = -1,
-    .nr_regs = 17,
+    .nr_regs = XP_ARCH_NR_REGS(x86_64_regs),
+    .regs = x86_64_regs,
+    .prstatus_words = X86_64_PRSTATUS_WORDS,
     /*
      * rbp is 16-aligned in ABI-conforming code, but hand-written assembly
      * only guarantees 8; demanding 16 would cut valid chains.
@@ -237,8 +199,12 @@ const struct xp_arch xp_arch_x86_64 = {
     .nr_restart_syscall = 219,
     .unw_pc_reg = 16,
     .reg_name = x86_64_reg_name,
-    .strip_pc = x86_64_strip_pc,
+    .strip_pc = xp_arch_strip_pc_none,
+#if defined(__x86_64__)
     .regs_read = x86_64_regs_read,
+#else
+    .regs_read = xp_arch_regs_read_off_host,
+#endif
     .regs_from_prstatus = x86_64_regs_from_prstatus,
     .insn_effect = x86_64_insn_effect,
     .syscall_name = xp_arch_syscall_x86_64,

@@ -229,15 +229,183 @@ static int uw_reg(const struct xp_regs *regs, unsigned int reg, uint64_t *out)
 	return 0;
 }
 
+/* The evaluation stack of a DWARF expression. */
+struct uw_stack {
+	uint64_t v[UW_EXPR_STACK];
+	unsigned int n; /* values on it; the top is v[n - 1] */
+};
+
+/*
+ * The ops that push one value: CFI_OP_CFA (@cfa), CONST, BREG (a register
+ * of @regs plus n), DUP and OVER (copies of the top and the one below).
+ * -EINVAL when the stack is full, DUP or OVER has nothing to copy or
+ * there is no CFA; -ENOENT when the register is unknown.
+ */
+static int uw_eval_push(const struct cfi_op *op, const struct xp_regs *regs, const uint64_t *cfa,
+			struct uw_stack *s)
+{
+	uint64_t v;
+
+	if (s->n == UW_EXPR_STACK)
+		return -EINVAL;
+	switch (op->kind) {
+	case CFI_OP_CFA:
+		if (!cfa)
+			return -EINVAL;
+		v = *cfa;
+		break;
+	case CFI_OP_CONST:
+		v = (uint64_t)op->n;
+		break;
+	case CFI_OP_BREG:
+		if (uw_reg(regs, op->reg, &v))
+			return -ENOENT;
+		v += (uint64_t)op->n;
+		break;
+	case CFI_OP_DUP:
+		if (s->n < 1)
+			return -EINVAL;
+		v = s->v[s->n - 1];
+		break;
+	default: /* CFI_OP_OVER */
+		if (s->n < 2)
+			return -EINVAL;
+		v = s->v[s->n - 2];
+		break;
+	}
+	s->v[s->n++] = v;
+	return 0;
+}
+
+/*
+ * The ops on the top value alone: CFI_OP_PLUS_CONST, DEREF (a read of
+ * target memory: -EFAULT when it fails), NEG and NOT replace it, DROP
+ * removes it.  -EINVAL on an empty stack.
+ */
+static int uw_eval_unary(struct uw_walk *w, const struct cfi_op *op, struct uw_stack *s)
+{
+	uint64_t *top, a;
+
+	if (s->n < 1)
+		return -EINVAL;
+	top = &s->v[s->n - 1];
+	switch (op->kind) {
+	case CFI_OP_PLUS_CONST:
+		*top += (uint64_t)op->n;
+		break;
+	case CFI_OP_DEREF:
+		if (uw_read(w, *top, (unsigned int)op->n < 8 ? 4 : 8, &a))
+			return -EFAULT;
+		if (op->n < 4)
+			a &= op->n == 1 ? 0xff : 0xffff;
+		*top = a;
+		break;
+	case CFI_OP_NEG:
+		*top = 0 - *top;
+		break;
+	case CFI_OP_NOT:
+		*top = ~*top;
+		break;
+	default: /* CFI_OP_DROP */
+		s->n--;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * @a @kind @b for the binary ops, arithmetic, logic and comparisons
+ * (signed, as DWARF has them), into *@out.  -EINVAL for any other op.
+ */
+static int uw_eval_binary(unsigned int kind, uint64_t a, uint64_t b, uint64_t *out)
+{
+	switch (kind) {
+	case CFI_OP_PLUS:
+		*out = a + b;
+		return 0;
+	case CFI_OP_MINUS:
+		*out = a - b;
+		return 0;
+	case CFI_OP_MUL:
+		*out = a * b;
+		return 0;
+	case CFI_OP_AND:
+		*out = a & b;
+		return 0;
+	case CFI_OP_OR:
+		*out = a | b;
+		return 0;
+	case CFI_OP_XOR:
+		*out = a ^ b;
+		return 0;
+	case CFI_OP_SHL:
+		*out = b < 64 ? a << b : 0;
+		return 0;
+	case CFI_OP_SHR:
+		*out = b < 64 ? a >> b : 0;
+		return 0;
+	case CFI_OP_SHRA:
+		*out = (uint64_t)((int64_t)a >> (b < 63 ? b : 63));
+		return 0;
+	case CFI_OP_EQ:
+		*out = (int64_t)a == (int64_t)b;
+		return 0;
+	case CFI_OP_NE:
+		*out = (int64_t)a != (int64_t)b;
+		return 0;
+	case CFI_OP_LT:
+		*out = (int64_t)a < (int64_t)b;
+		return 0;
+	case CFI_OP_LE:
+		*out = (int64_t)a <= (int64_t)b;
+		return 0;
+	case CFI_OP_GT:
+		*out = (int64_t)a > (int64_t)b;
+		return 0;
+	case CFI_OP_GE:
+		*out = (int64_t)a >= (int64_t)b;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * The ops on the two top values: CFI_OP_SWAP exchanges them, a binary op
+ * replaces them by its result.  -EINVAL with fewer than two values, or
+ * for an op that is none of these.
+ */
+static int uw_eval_pair(const struct cfi_op *op, struct uw_stack *s)
+{
+	uint64_t a, b;
+
+	if (s->n < 2)
+		return -EINVAL;
+	a = s->v[s->n - 2];
+	b = s->v[s->n - 1];
+	if (op->kind == CFI_OP_SWAP) {
+		s->v[s->n - 2] = b;
+		s->v[s->n - 1] = a;
+		return 0;
+	}
+	if (uw_eval_binary(op->kind, a, b, &a))
+		return -EINVAL;
+	s->n--;
+	s->v[s->n - 1] = a;
+	return 0;
+}
+
 /* Evaluate ops[@first .. @first + @len) of @row; @cfa is pushed by CFI_OP_CFA. */
 static int uw_eval(struct uw_walk *w, const struct cfi_row *row, unsigned int first,
 		   unsigned int len, const struct xp_regs *regs, const uint64_t *cfa, uint64_t *out)
 {
-	uint64_t st[UW_EXPR_STACK], a, b;
-	unsigned int sp = 0, i;
+	struct uw_stack s;
+	unsigned int i;
+	int ret;
 
 	if (first + len > row->nr_ops)
 		return -EINVAL;
+	s.n = 0;
 	for (i = first; i < first + len; i++) {
 		const struct cfi_op *op = &row->ops[i];
 
@@ -247,129 +415,25 @@ static int uw_eval(struct uw_walk *w, const struct cfi_row *row, unsigned int fi
 		case CFI_OP_BREG:
 		case CFI_OP_DUP:
 		case CFI_OP_OVER:
-			if (sp == UW_EXPR_STACK)
-				return -EINVAL;
+			ret = uw_eval_push(op, regs, cfa, &s);
 			break;
 		case CFI_OP_PLUS_CONST:
 		case CFI_OP_DEREF:
 		case CFI_OP_DROP:
 		case CFI_OP_NEG:
 		case CFI_OP_NOT:
-			if (sp < 1)
-				return -EINVAL;
+			ret = uw_eval_unary(w, op, &s);
 			break;
 		default:
-			if (sp < 2)
-				return -EINVAL;
+			ret = uw_eval_pair(op, &s);
 			break;
 		}
-		switch (op->kind) {
-		case CFI_OP_CFA:
-			if (!cfa)
-				return -EINVAL;
-			st[sp++] = *cfa;
-			break;
-		case CFI_OP_CONST:
-			st[sp++] = (uint64_t)op->n;
-			break;
-		case CFI_OP_BREG:
-			if (uw_reg(regs, op->reg, &a))
-				return -ENOENT;
-			st[sp++] = a + (uint64_t)op->n;
-			break;
-		case CFI_OP_DUP:
-			st[sp] = st[sp - 1];
-			sp++;
-			break;
-		case CFI_OP_OVER:
-			if (sp < 2)
-				return -EINVAL;
-			st[sp] = st[sp - 2];
-			sp++;
-			break;
-		case CFI_OP_PLUS_CONST:
-			st[sp - 1] += (uint64_t)op->n;
-			break;
-		case CFI_OP_DEREF:
-			if (uw_read(w, st[sp - 1], (unsigned int)op->n < 8 ? 4 : 8, &a))
-				return -EFAULT;
-			if (op->n < 4)
-				a &= op->n == 1 ? 0xff : 0xffff;
-			st[sp - 1] = a;
-			break;
-		case CFI_OP_DROP:
-			sp--;
-			break;
-		case CFI_OP_NEG:
-			st[sp - 1] = 0 - st[sp - 1];
-			break;
-		case CFI_OP_NOT:
-			st[sp - 1] = ~st[sp - 1];
-			break;
-		case CFI_OP_SWAP:
-			a = st[sp - 1];
-			st[sp - 1] = st[sp - 2];
-			st[sp - 2] = a;
-			break;
-		default:
-			b = st[--sp];
-			a = st[sp - 1];
-			switch (op->kind) {
-			case CFI_OP_PLUS:
-				a += b;
-				break;
-			case CFI_OP_MINUS:
-				a -= b;
-				break;
-			case CFI_OP_MUL:
-				a *= b;
-				break;
-			case CFI_OP_AND:
-				a &= b;
-				break;
-			case CFI_OP_OR:
-				a |= b;
-				break;
-			case CFI_OP_XOR:
-				a ^= b;
-				break;
-			case CFI_OP_SHL:
-				a = b < 64 ? a << b : 0;
-				break;
-			case CFI_OP_SHR:
-				a = b < 64 ? a >> b : 0;
-				break;
-			case CFI_OP_SHRA:
-				a = (uint64_t)((int64_t)a >> (b < 63 ? b : 63));
-				break;
-			case CFI_OP_EQ:
-				a = (int64_t)a == (int64_t)b;
-				break;
-			case CFI_OP_NE:
-				a = (int64_t)a != (int64_t)b;
-				break;
-			case CFI_OP_LT:
-				a = (int64_t)a < (int64_t)b;
-				break;
-			case CFI_OP_LE:
-				a = (int64_t)a <= (int64_t)b;
-				break;
-			case CFI_OP_GT:
-				a = (int64_t)a > (int64_t)b;
-				break;
-			case CFI_OP_GE:
-				a = (int64_t)a >= (int64_t)b;
-				break;
-			default:
-				return -EINVAL;
-			}
-			st[sp - 1] = a;
-			break;
-		}
+		if (ret)
+			return ret;
 	}
-	if (!sp)
+	if (!s.n)
 		return -EINVAL;
-	*out = st[sp - 1];
+	*out = s.v[s.n - 1];
 	return 0;
 }
 
@@ -644,13 +708,6 @@ static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const s
 	return n;
 }
 
-static const struct unwinder_ops native_ops = {
-    .name = "native",
-    .open = native_open,
-    .unwind = native_unwind,
-    .close = native_close,
-};
-
 /* --- the libunwind backend (unwind_libunwind.c) ----------------------------- */
 
 static int lu_open(struct unwinder *u)
@@ -709,13 +766,6 @@ static unsigned int lu_backend_unwind(struct unwinder *u, struct uw_walk *w,
 	u->stats.frames_cfi += n ? n - 1 : 0;
 	return n;
 }
-
-static const struct unwinder_ops libunwind_ops = {
-    .name = "libunwind",
-    .open = lu_open,
-    .unwind = lu_backend_unwind,
-    .close = lu_close,
-};
 
 /* Frames of a walk less a depth-limit marker; *@cut tells whether there was one. */
 static unsigned int walked(const uint8_t *flags, unsigned int n, bool *cut)
@@ -779,11 +829,22 @@ static void check_with_libunwind(struct unwinder *u, struct uw_walk *w, const st
 
 /* --- API ------------------------------------------------------------------- */
 
+enum uw_backend {
+	UW_NATIVE,    /* UNWIND_AUTO, UNWIND_FP, UNWIND_DWARF, UNWIND_CHECK */
+	UW_LIBUNWIND, /* UNWIND_LIBUNWIND */
+};
+
+/* The backends, in the order of enum uw_backend. */
+static const struct unwinder_ops uw_backends[] = {
+    {.name = "native", .open = native_open, .unwind = native_unwind, .close = native_close},
+    {.name = "libunwind", .open = lu_open, .unwind = lu_backend_unwind, .close = lu_close},
+};
+
 struct unwinder *unwinder_new(enum unwind_mode mode, unsigned int max_depth)
 {
 	struct unwinder *u = xp_calloc(1, sizeof(*u));
 
-	u->ops = mode == UNWIND_LIBUNWIND ? &libunwind_ops : &native_ops;
+	u->ops = &uw_backends[mode == UNWIND_LIBUNWIND ? UW_LIBUNWIND : UW_NATIVE];
 	u->check = mode == UNWIND_CHECK;
 	u->mode = mode == UNWIND_LIBUNWIND || mode == UNWIND_CHECK ? UNWIND_AUTO : mode;
 	if (u->check)

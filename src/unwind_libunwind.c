@@ -53,6 +53,9 @@ struct lu_walk {
 
 static __thread struct lu_walk *lu_cur;
 
+/* An argument an accessor does not use: libunwind fixes their signatures. */
+#define LU_UNUSED __attribute__((unused))
+
 /* libunwind's own search of a binary-search table (not in its headers). */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
 					      unw_dyn_info_t *di, unw_proc_info_t *pi,
@@ -131,21 +134,11 @@ static void lu_put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *a
 	_UPT_put_unwind_info(as, pi, arg);
 }
 
-static int lu_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
-{
-	(void)as;
-	(void)addr;
-	(void)arg;
-	return -UNW_ENOINFO;
-}
-
-static int lu_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
-			 void *arg)
+static int lu_access_mem(unw_addr_space_t as LU_UNUSED, unw_word_t addr, unw_word_t *val, int write,
+			 void *arg LU_UNUSED)
 {
 	uint64_t v;
 
-	(void)as;
-	(void)arg;
 	if (write || !lu_cur)
 		return -UNW_EINVAL;
 	if (memread_word(lu_cur->mem, (uint64_t)addr, sizeof(*val), &v))
@@ -154,13 +147,11 @@ static int lu_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, 
 	return 0;
 }
 
-static int lu_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
-			 void *arg)
+static int lu_access_reg(unw_addr_space_t as LU_UNUSED, unw_regnum_t reg, unw_word_t *val,
+			 int write, void *arg LU_UNUSED)
 {
 	unsigned int dwarf;
 
-	(void)as;
-	(void)arg;
 	if (write || !lu_cur || reg < 0)
 		return -UNW_EBADREG;
 	if (reg == lu_cur->arch->unw_pc_reg)
@@ -175,34 +166,32 @@ static int lu_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val,
 	return 0;
 }
 
-static int lu_access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
-			   void *arg)
+/*
+ * The accessors xprof has nothing for: no dynamic unwind info, no
+ * floating-point registers, no resuming and no procedure names (xprof
+ * calls neither unw_resume nor unw_get_proc_name).
+ */
+static int lu_get_dyn_info_list_addr(unw_addr_space_t as LU_UNUSED, unw_word_t *addr LU_UNUSED,
+				     void *arg LU_UNUSED)
 {
-	(void)as;
-	(void)reg;
-	(void)val;
-	(void)write;
-	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static int lu_access_fpreg(unw_addr_space_t as LU_UNUSED, unw_regnum_t reg LU_UNUSED,
+			   unw_fpreg_t *val LU_UNUSED, int write LU_UNUSED, void *arg LU_UNUSED)
+{
 	return -UNW_EBADREG;
 }
 
-static int lu_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+static int lu_resume(unw_addr_space_t as LU_UNUSED, unw_cursor_t *c LU_UNUSED, void *arg LU_UNUSED)
 {
-	(void)as;
-	(void)c;
-	(void)arg;
 	return -UNW_EINVAL;
 }
 
-static int lu_get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
-			    unw_word_t *off, void *arg)
+static int lu_get_proc_name(unw_addr_space_t as LU_UNUSED, unw_word_t addr LU_UNUSED,
+			    char *buf LU_UNUSED, size_t len LU_UNUSED, unw_word_t *off LU_UNUSED,
+			    void *arg LU_UNUSED)
 {
-	(void)as;
-	(void)addr;
-	(void)buf;
-	(void)len;
-	(void)off;
-	(void)arg;
 	return -UNW_ENOINFO;
 }
 

@@ -24,7 +24,7 @@ static void canned(uint8_t *buf, unsigned int words)
 
 static int test_registry_complete(void)
 {
-	unsigned int i, n = 0;
+	unsigned int i, r, n = 0;
 
 	for (i = 0; xp_arches[i]; i++, n++) {
 		const struct xp_arch *a = xp_arches[i];
@@ -48,6 +48,14 @@ static int test_registry_complete(void)
 		if (a->dwarf_ra >= 0)
 			T_ASSERT(a->reg_name((unsigned int)a->dwarf_ra));
 		T_ASSERT(a->reg_name(1000) == NULL);
+		T_ASSERT(a->reg_name(a->nr_regs) == NULL);
+		/* Every register has a name, and a word inside the regset (or none). */
+		T_ASSERT(a->regs && a->prstatus_words > 0);
+		for (r = 0; r < a->nr_regs; r++) {
+			T_EQ_STR(a->reg_name(r), a->regs[r].name);
+			T_ASSERT(a->regs[r].word == XP_ARCH_REG_ZERO ||
+				 (a->regs[r].word >= 0 && a->regs[r].word < a->prstatus_words));
+		}
 		T_ASSERT(xp_arch_by_machine(a->e_machine) == a);
 	}
 	T_EQ_U64(n, 3);
