@@ -135,11 +135,13 @@ uint64_t out_base_value(const struct out *o, const struct agg_stack *s);
 /*
  * begin and add of the writers that draw a call tree (tree, flamegraph):
  * o->priv is a struct calltree (calltree.h) of every stack added, with
- * the base profile's values in a comparison.  The writer's end releases
- * and frees it.
+ * the base profile's values in a comparison.  The writer's end draws it
+ * and then calls out_calltree_free.
  */
 int out_calltree_begin(struct out *o);
 int out_calltree_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight);
+/* Release and free the call tree of out_calltree_begin; o->priv is NULL after. */
+void out_calltree_free(struct out *o);
 
 /*
  * @base_value (of the base profile) scaled to the new profile's whole, so

@@ -178,9 +178,7 @@ static int fg_end(struct out *o)
 	fwrite(title, 1, (size_t)(data - title), o->f);
 	put_data(o);
 	fputs(data + strlen(DATA_MARK), o->f);
-	calltree_release(o->priv);
-	free(o->priv);
-	o->priv = NULL;
+	out_calltree_free(o);
 	return 0;
 }
 

@@ -153,9 +153,7 @@ static int tree_end(struct out *o)
 		fprintf(o->f, "# %zu more entries below --min-percent or past --limit\n", hidden);
 	free(prefix);
 	free(stack);
-	calltree_release(t);
-	free(t);
-	o->priv = NULL;
+	out_calltree_free(o);
 	return 0;
 }
 
