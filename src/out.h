@@ -91,6 +91,20 @@ struct out_ops {
 	int (*end)(struct out *o);
 };
 
+/*
+ * Define the ops table out_<fmt> of the writer called <fmt> on the command
+ * line, with its flags and hooks.  The name is spelled once, so the symbol
+ * and the name the user types cannot drift apart.
+ */
+#define OUT_WRITER(fmt, flags_, begin_, add_, end_)                                                \
+	const struct out_ops out_##fmt = {                                                         \
+	    .name = #fmt,                                                                          \
+	    .flags = (flags_),                                                                     \
+	    .begin = (begin_),                                                                     \
+	    .add = (add_),                                                                         \
+	    .end = (end_),                                                                         \
+	}
+
 extern const struct out_ops out_folded;	    /* Brendan Gregg's folded stacks */
 extern const struct out_ops out_flat;	    /* functions by self and total share */
 extern const struct out_ops out_tree;	    /* call tree from the roots, with shares */

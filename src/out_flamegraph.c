@@ -182,10 +182,4 @@ static int fg_end(struct out *o)
 	return 0;
 }
 
-const struct out_ops out_flamegraph = {
-    .name = "flamegraph",
-    .flags = OUT_DIFF,
-    .begin = out_calltree_begin,
-    .add = out_calltree_add,
-    .end = fg_end,
-};
+OUT_WRITER(flamegraph, OUT_DIFF, out_calltree_begin, out_calltree_add, fg_end);

@@ -218,10 +218,4 @@ static int flat_end(struct out *o)
 	return flat_finish(o, rows, nr, shown);
 }
 
-const struct out_ops out_flat = {
-    .name = "flat",
-    .flags = OUT_DIFF,
-    .begin = flat_begin,
-    .add = flat_add,
-    .end = flat_end,
-};
+OUT_WRITER(flat, OUT_DIFF, flat_begin, flat_add, flat_end);

@@ -426,10 +426,4 @@ static int pprof_end(struct out *o)
 	return ret;
 }
 
-const struct out_ops out_pprof = {
-    .name = "pprof",
-    .flags = OUT_BINARY | OUT_LOCATIONS,
-    .begin = pprof_begin,
-    .add = pprof_add,
-    .end = pprof_end,
-};
+OUT_WRITER(pprof, OUT_BINARY | OUT_LOCATIONS, pprof_begin, pprof_add, pprof_end);

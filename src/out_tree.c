@@ -157,10 +157,4 @@ static int tree_end(struct out *o)
 	return 0;
 }
 
-const struct out_ops out_tree = {
-    .name = "tree",
-    .flags = OUT_DIFF,
-    .begin = out_calltree_begin,
-    .add = out_calltree_add,
-    .end = tree_end,
-};
+OUT_WRITER(tree, OUT_DIFF, out_calltree_begin, out_calltree_add, tree_end);
