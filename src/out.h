@@ -138,6 +138,16 @@ static inline uint64_t out_value(const struct out *o, uint64_t count, uint64_t w
 }
 
 /*
+ * The value a writer shows for the self samples of @row, or for its total
+ * samples if @total: out_value of its counts and weights.  @row points to
+ * anything with self_count, self_weight, total_count and total_weight (a
+ * flat profile's function, a call-tree node); it is evaluated twice.
+ */
+#define OUT_ROW_VALUE(o, row, total)                                                               \
+	((total) ? out_value(o, (row)->total_count, (row)->total_weight)                           \
+		 : out_value(o, (row)->self_count, (row)->self_weight))
+
+/*
  * The first lines of a comparison's text report: which files, what the
  * shares are of, and both sample counts, as "#" comment lines.
  */
