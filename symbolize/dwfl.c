@@ -296,10 +296,7 @@ void symbolizer_free(struct symbolizer *s)
 
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
-		free(m->path);
-		free(m->base);
-		free(m->loads);
-		free(m->syms);
+		XP_FREE_ALL(m->path, m->base, m->loads, m->syms);
 		plt_stubs_free(m->plt, m->nr_plt);
 		free_cus(m);
 	}
@@ -308,14 +305,8 @@ void symbolizer_free(struct symbolizer *s)
 	for (i = 0; i < s->nr_vdsos; i++)
 		free(s->vdsos[i].data);
 	jitsyms_release(&s->jit);
-	free(s->vdsos);
-	free(s->roots);
-	free(s->cache);
-	free(s->mods);
-	free(s->mod_slots);
-	free(s->debuginfo_path);
-	free(s->cache_dir);
-	free(s);
+	XP_FREE_ALL(s->vdsos, s->roots, s->cache, s->mods, s->mod_slots, s->debuginfo_path,
+		    s->cache_dir, s);
 }
 
 void symbolizer_add_jit(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t size,
