@@ -37,63 +37,51 @@ static void XP_FMT(2, 0) vreport(const char *prefix, const char *fmt, va_list ap
 	fprintf(stderr, "%s%s\n", prefix, buf);
 }
 
+/*
+ * vreport(@prefix, @fmt, ...) from a variadic function whose last named
+ * parameter is @fmt: va_start can only be called there.
+ */
+#define ERR_REPORT(prefix, fmt)                                                                    \
+	do {                                                                                       \
+		va_list ap;                                                                        \
+		va_start(ap, fmt);                                                                 \
+		vreport(prefix, fmt, ap);                                                          \
+		va_end(ap);                                                                        \
+	} while (0)
+
 int xp_error(const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("xprof: error: ", fmt, ap);
-	va_end(ap);
+	ERR_REPORT("xprof: error: ", fmt);
 	return -1;
 }
 
 void xp_warn(const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("xprof: warning: ", fmt, ap);
-	va_end(ap);
+	ERR_REPORT("xprof: warning: ", fmt);
 }
 
 void xp_hint(const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("hint: ", fmt, ap);
-	va_end(ap);
+	ERR_REPORT("hint: ", fmt);
 }
 
 void xp_info(const char *fmt, ...)
 {
-	va_list ap;
-
 	if (xp_quiet)
 		return;
-	va_start(ap, fmt);
-	vreport("xprof: ", fmt, ap);
-	va_end(ap);
+	ERR_REPORT("xprof: ", fmt);
 }
 
 void xp_debug(int level, const char *fmt, ...)
 {
-	va_list ap;
-
 	if (xp_verbosity < level)
 		return;
-	va_start(ap, fmt);
-	vreport("xprof: debug: ", fmt, ap);
-	va_end(ap);
+	ERR_REPORT("xprof: debug: ", fmt);
 }
 
 void xp_die(int code, const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("xprof: error: ", fmt, ap);
-	va_end(ap);
+	ERR_REPORT("xprof: error: ", fmt);
 	exit(code);
 }
 

@@ -17,21 +17,12 @@ static uint64_t child_hash(uint32_t parent, uint32_t name)
 	return xp_mix64((uint64_t)parent << 32 | name);
 }
 
-static void rehash(struct calltree *t)
+/* The hash of node @i of the tree @ctx, for xp_table_reserve. */
+static uint64_t node_hash_of(const void *ctx, size_t i)
 {
-	size_t i, j;
+	const struct calltree_node *n = &((const struct calltree *)ctx)->nodes[i];
 
-	free(t->slots);
-	t->cap = t->cap ? t->cap * 2 : 256;
-	t->slots = xp_calloc(t->cap, sizeof(*t->slots));
-	for (i = 1; i < t->nr; i++) {
-		const struct calltree_node *n = &t->nodes[i];
-
-		j = (size_t)child_hash(n->parent, n->name) & (t->cap - 1);
-		while (t->slots[j])
-			j = (j + 1) & (t->cap - 1);
-		t->slots[j] = i + 1;
-	}
+	return child_hash(n->parent, n->name);
 }
 
 void calltree_init(struct calltree *t)
@@ -46,28 +37,27 @@ void calltree_init(struct calltree *t)
 	    .next_sibling = CALLTREE_NONE,
 	};
 	t->nr = 1;
-	rehash(t);
 }
 
 void calltree_release(struct calltree *t)
 {
 	free(t->nodes);
-	free(t->slots);
+	xp_table_release(&t->children);
 	memset(t, 0, sizeof(*t));
 }
 
 static uint32_t child(struct calltree *t, uint32_t parent, uint32_t name)
 {
+	struct xp_table *tab = &t->children;
 	struct calltree_node *n, *p;
 	size_t j;
 
-	if ((t->nr + 1) * 4 > t->cap * 3)
-		rehash(t);
-	for (j = (size_t)child_hash(parent, name) & (t->cap - 1); t->slots[j];
-	     j = (j + 1) & (t->cap - 1)) {
-		n = &t->nodes[t->slots[j] - 1];
+	xp_table_reserve(tab, t->nr, node_hash_of, t);
+	for (j = (size_t)child_hash(parent, name) & (tab->cap - 1); tab->slots[j];
+	     j = (j + 1) & (tab->cap - 1)) {
+		n = &t->nodes[tab->slots[j] - 1];
 		if (n->parent == parent && n->name == name)
-			return (uint32_t)(t->slots[j] - 1);
+			return (uint32_t)(tab->slots[j] - 1);
 	}
 	if (t->nr >= CALLTREE_NONE)
 		XP_BUG("call tree too large");
@@ -91,7 +81,7 @@ static uint32_t child(struct calltree *t, uint32_t parent, uint32_t name)
 		t->nodes[p->last_child].next_sibling = (uint32_t)t->nr;
 	p->last_child = (uint32_t)t->nr;
 	p->nr_children++;
-	t->slots[j] = ++t->nr;
+	tab->slots[j] = ++t->nr;
 	return (uint32_t)(t->nr - 1);
 }
 

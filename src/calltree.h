@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "table.h"
+
 #define CALLTREE_NONE UINT32_MAX
 
 struct calltree_node {
@@ -30,8 +32,12 @@ struct calltree {
 	uint32_t max_depth;
 
 	unsigned long alloc;
-	size_t *slots; /* open addressing on (parent, name): node index + 1, 0 empty */
-	size_t cap;
+	/*
+	 * Finds a child by (parent, name).  From the first lookup on it holds
+	 * the root too, under (CALLTREE_NONE, CALLTREE_NONE), which no lookup
+	 * asks for.
+	 */
+	struct xp_table children;
 };
 
 /* An empty tree: the root alone. */

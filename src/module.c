@@ -98,11 +98,7 @@ static void module_free(struct module *mod)
 		dwarf_end(mod->dwarf); /* also ends dbg_cfi */
 	if (mod->elf)
 		elf_end(mod->elf);
-	free(mod->loads);
-	free(mod->syms);
-	free(mod->path);
-	free(mod->mem);
-	free(mod);
+	XP_FREE_ALL(mod->loads, mod->syms, mod->path, mod->mem, mod);
 }
 
 void module_cache_free(struct module_cache *mc)

@@ -2,7 +2,7 @@
 /*
  * The driver shared by every output writer: feeds the aggregated stacks
  * through a writer's begin/add/end, the escaping helpers the text formats
- * share, and the begin/add of the call-tree writers.  The formats
+ * share, and the call tree the call-tree writers build.  The formats
  * themselves live in out_<format>.c.
  */
 #include "out.h"
@@ -11,6 +11,7 @@
 #include "err.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 int out_write_opts(const struct out_ops *ops, FILE *f, const struct agg *a,
 		   const struct out_opts *opts)
@@ -165,4 +166,11 @@ int out_calltree_add(struct out *o, const struct agg_stack *s, uint64_t count, u
 	if (o->info.diff)
 		calltree_add_base(o->priv, s->frames, s->nr, out_base_value(o, s));
 	return 0;
+}
+
+void out_calltree_free(struct out *o)
+{
+	calltree_release(o->priv);
+	free(o->priv);
+	o->priv = NULL;
 }

@@ -91,6 +91,20 @@ struct out_ops {
 	int (*end)(struct out *o);
 };
 
+/*
+ * Define the ops table out_<fmt> of the writer called <fmt> on the command
+ * line, with its flags and hooks.  The name is spelled once, so the symbol
+ * and the name the user types cannot drift apart.
+ */
+#define OUT_WRITER(fmt, flags_, begin_, add_, end_)                                                \
+	const struct out_ops out_##fmt = {                                                         \
+	    .name = #fmt,                                                                          \
+	    .flags = (flags_),                                                                     \
+	    .begin = (begin_),                                                                     \
+	    .add = (add_),                                                                         \
+	    .end = (end_),                                                                         \
+	}
+
 extern const struct out_ops out_folded;	    /* Brendan Gregg's folded stacks */
 extern const struct out_ops out_flat;	    /* functions by self and total share */
 extern const struct out_ops out_tree;	    /* call tree from the roots, with shares */
@@ -124,6 +138,16 @@ static inline uint64_t out_value(const struct out *o, uint64_t count, uint64_t w
 }
 
 /*
+ * The value a writer shows for the self samples of @row, or for its total
+ * samples if @total: out_value of its counts and weights.  @row points to
+ * anything with self_count, self_weight, total_count and total_weight (a
+ * flat profile's function, a call-tree node); it is evaluated twice.
+ */
+#define OUT_ROW_VALUE(o, row, total)                                                               \
+	((total) ? out_value(o, (row)->total_count, (row)->total_weight)                           \
+		 : out_value(o, (row)->self_count, (row)->self_weight))
+
+/*
  * The first lines of a comparison's text report: which files, what the
  * shares are of, and both sample counts, as "#" comment lines.
  */
@@ -135,11 +159,13 @@ uint64_t out_base_value(const struct out *o, const struct agg_stack *s);
 /*
  * begin and add of the writers that draw a call tree (tree, flamegraph):
  * o->priv is a struct calltree (calltree.h) of every stack added, with
- * the base profile's values in a comparison.  The writer's end releases
- * and frees it.
+ * the base profile's values in a comparison.  The writer's end draws it
+ * and then calls out_calltree_free.
  */
 int out_calltree_begin(struct out *o);
 int out_calltree_add(struct out *o, const struct agg_stack *s, uint64_t count, uint64_t weight);
+/* Release and free the call tree of out_calltree_begin; o->priv is NULL after. */
+void out_calltree_free(struct out *o);
 
 /*
  * @base_value (of the base profile) scaled to the new profile's whole, so

@@ -178,16 +178,8 @@ static int fg_end(struct out *o)
 	fwrite(title, 1, (size_t)(data - title), o->f);
 	put_data(o);
 	fputs(data + strlen(DATA_MARK), o->f);
-	calltree_release(o->priv);
-	free(o->priv);
-	o->priv = NULL;
+	out_calltree_free(o);
 	return 0;
 }
 
-const struct out_ops out_flamegraph = {
-    .name = "flamegraph",
-    .flags = OUT_DIFF,
-    .begin = out_calltree_begin,
-    .add = out_calltree_add,
-    .end = fg_end,
-};
+OUT_WRITER(flamegraph, OUT_DIFF, out_calltree_begin, out_calltree_add, fg_end);

@@ -71,28 +71,29 @@ static int flat_add(struct out *o, const struct agg_stack *s, uint64_t count, ui
 	return 0;
 }
 
-struct flat_sort {
-	const struct flat_func *fn;
-	const char *const *names;
-	bool by_total, by_count;
-};
-
-static uint64_t flat_key(const struct flat_sort *fs, const struct flat_func *f)
+/* Rows are sorted by total share with --sort total, else by self share. */
+static bool flat_by_total(const struct out *o)
 {
-	if (fs->by_total)
-		return fs->by_count ? f->total_count : f->total_weight;
-	return fs->by_count ? f->self_count : f->self_weight;
+	return o->info.opts->sort == OUT_SORT_TOTAL;
 }
 
+/* The value of @f that the rows are sorted by. */
+static uint64_t flat_key(const struct out *o, const struct flat_func *f)
+{
+	return OUT_ROW_VALUE(o, f, flat_by_total(o));
+}
+
+/* qsort_r order of function ids, with the writer (@ctx) in flat_end. */
 static int cmp_row(const void *a, const void *b, void *ctx)
 {
-	const struct flat_sort *fs = ctx;
+	const struct out *o = ctx;
+	const struct flat *fl = o->priv;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t wx = flat_key(fs, &fs->fn[x]), wy = flat_key(fs, &fs->fn[y]);
+	uint64_t wx = flat_key(o, &fl->fn[x]), wy = flat_key(o, &fl->fn[y]);
 
 	if (wx != wy)
 		return (wx < wy) - (wx > wy);
-	return strcmp(fs->names[x], fs->names[y]);
+	return strcmp(o->info.names[x], o->info.names[y]);
 }
 
 /* The last line (what --limit and --min-percent left out of @nr rows), and free all. */
@@ -110,51 +111,44 @@ static int flat_finish(struct out *o, uint32_t *rows, size_t nr, size_t shown)
 	return 0;
 }
 
-/* A comparison's rows: what changed most, by self share (or total), first. */
-struct diff_sort {
-	const struct flat_func *fn;
-	const char *const *names;
-	bool by_total, by_count;
-	uint64_t whole, base_whole;
-};
-
-/* Change of the share of @f in points: new share minus base share. */
-static double diff_delta(const struct diff_sort *ds, const struct flat_func *f, bool total)
+/* Change of the self (or @total) share of @f in points: new share minus base share. */
+static double diff_delta(const struct out *o, const struct flat_func *f, bool total)
 {
-	uint64_t v = total ? (ds->by_count ? f->total_count : f->total_weight)
-			   : (ds->by_count ? f->self_count : f->self_weight);
-
-	return out_points(out_share(v, ds->whole),
-			  out_share(total ? f->base_total : f->base_self, ds->base_whole));
+	return out_points(out_share(OUT_ROW_VALUE(o, f, total), o->info.total),
+			  out_share(total ? f->base_total : f->base_self, o->info.base_total));
 }
 
+/*
+ * qsort_r order of a comparison's rows, with the writer (@ctx): what
+ * changed most, by self share (or total), first.
+ */
 static int cmp_diff_row(const void *a, const void *b, void *ctx)
 {
-	const struct diff_sort *ds = ctx;
+	const struct out *o = ctx;
+	const struct flat *fl = o->priv;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	double dx = diff_delta(ds, &ds->fn[x], ds->by_total);
-	double dy = diff_delta(ds, &ds->fn[y], ds->by_total);
+	double dx = diff_delta(o, &fl->fn[x], flat_by_total(o));
+	double dy = diff_delta(o, &fl->fn[y], flat_by_total(o));
 
 	dx = dx < 0 ? -dx : dx;
 	dy = dy < 0 ? -dy : dy;
 	if (dx != dy)
 		return (dx < dy) - (dx > dy);
-	return strcmp(ds->names[x], ds->names[y]);
+	return strcmp(o->info.names[x], o->info.names[y]);
 }
 
 static int flat_diff_end(struct out *o)
 {
 	const struct out_opts *opts = o->info.opts;
 	struct flat *fl = o->priv;
-	struct diff_sort ds = {fl->fn,		 o->info.names, opts->sort == OUT_SORT_TOTAL,
-			       o->info.by_count, o->info.total, o->info.base_total};
+	uint64_t base_whole = o->info.base_total;
 	uint32_t *rows = xp_malloc((o->info.nr_names + 1) * sizeof(*rows));
 	size_t i, nr = 0, shown = 0;
 
 	for (i = 0; i < o->info.nr_names; i++)
 		if (fl->fn[i].total_count || fl->fn[i].base_total)
 			rows[nr++] = (uint32_t)i;
-	xp_sort_r(rows, nr, sizeof(*rows), cmp_diff_row, &ds);
+	xp_sort_r(rows, nr, sizeof(*rows), cmp_diff_row, o);
 	out_put_diff_header(o);
 	fprintf(o->f, "#%8s %9s %9s %9s %9s %9s  %s\n", "Delta", "Base", "New", "Delta", "Base",
 		"New", "Function");
@@ -162,17 +156,17 @@ static int flat_diff_end(struct out *o)
 		"total%");
 	for (i = 0; i < nr; i++) {
 		const struct flat_func *f = &fl->fn[rows[i]];
-		double d = diff_delta(&ds, f, ds.by_total);
+		double d = diff_delta(o, f, flat_by_total(o));
 
 		if (opts->limit && shown >= opts->limit)
 			break;
 		if ((d < 0 ? -d : d) < opts->min_percent)
 			break; /* sorted by this: every later row changed less */
 		fprintf(o->f, "%+8.2f%% %8.2f%% %8.2f%% %+8.2f%% %8.2f%% %8.2f%%  ",
-			diff_delta(&ds, f, false), out_share(f->base_self, ds.base_whole),
-			out_share(ds.by_count ? f->self_count : f->self_weight, ds.whole),
-			diff_delta(&ds, f, true), out_share(f->base_total, ds.base_whole),
-			out_share(ds.by_count ? f->total_count : f->total_weight, ds.whole));
+			diff_delta(o, f, false), out_share(f->base_self, base_whole),
+			out_share(OUT_ROW_VALUE(o, f, false), o->info.total),
+			diff_delta(o, f, true), out_share(f->base_total, base_whole),
+			out_share(OUT_ROW_VALUE(o, f, true), o->info.total));
 		out_put_name(o->f, o->info.names[rows[i]]);
 		fputc('\n', o->f);
 		shown++;
@@ -185,8 +179,6 @@ static int flat_end(struct out *o)
 	const struct out_opts *opts = o->info.opts;
 	struct flat *fl = o->priv;
 	uint64_t whole = o->info.total;
-	struct flat_sort fs = {fl->fn, o->info.names, opts->sort == OUT_SORT_TOTAL,
-			       o->info.by_count};
 	uint32_t *rows;
 	size_t i, nr = 0, shown = 0;
 
@@ -196,7 +188,7 @@ static int flat_end(struct out *o)
 	for (i = 0; i < o->info.nr_names; i++)
 		if (fl->fn[i].total_count)
 			rows[nr++] = (uint32_t)i;
-	xp_sort_r(rows, nr, sizeof(*rows), cmp_row, &fs);
+	xp_sort_r(rows, nr, sizeof(*rows), cmp_row, o);
 	fprintf(o->f, "# Samples: %" PRIu64 ", weight: %" PRIu64 "\n#\n", o->info.total_count,
 		o->info.total_weight);
 	fprintf(o->f, "#%8s %9s %9s %9s  %s\n", "Self%", "Total%", "Self", "Total", "Function");
@@ -205,12 +197,11 @@ static int flat_end(struct out *o)
 
 		if (opts->limit && shown >= opts->limit)
 			break;
-		if (out_share(flat_key(&fs, f), whole) < opts->min_percent)
+		if (out_share(flat_key(o, f), whole) < opts->min_percent)
 			break; /* sorted by this key: every later row is smaller */
 		fprintf(o->f, "%8.2f%% %8.2f%% %9" PRIu64 " %9" PRIu64 "  ",
-			out_share(fs.by_count ? f->self_count : f->self_weight, whole),
-			out_share(fs.by_count ? f->total_count : f->total_weight, whole),
-			f->self_count, f->total_count);
+			out_share(OUT_ROW_VALUE(o, f, false), whole),
+			out_share(OUT_ROW_VALUE(o, f, true), whole), f->self_count, f->total_count);
 		out_put_name(o->f, o->info.names[rows[i]]);
 		fputc('\n', o->f);
 		shown++;
@@ -218,10 +209,4 @@ static int flat_end(struct out *o)
 	return flat_finish(o, rows, nr, shown);
 }
 
-const struct out_ops out_flat = {
-    .name = "flat",
-    .flags = OUT_DIFF,
-    .begin = flat_begin,
-    .add = flat_add,
-    .end = flat_end,
-};
+OUT_WRITER(flat, OUT_DIFF, flat_begin, flat_add, flat_end);

@@ -115,10 +115,4 @@ static int folded_end(struct out *o)
 	return 0;
 }
 
-const struct out_ops out_folded = {
-    .name = "folded",
-    .flags = OUT_DIFF,
-    .begin = folded_begin,
-    .add = folded_add,
-    .end = folded_end,
-};
+OUT_WRITER(folded, OUT_DIFF, folded_begin, folded_add, folded_end);

@@ -413,23 +413,10 @@ static int pprof_end(struct out *o)
 			free((char *)pp->strs[i]);
 	for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		free(bufs[i]->b);
-	free(pp->strs);
-	free(pp->owned);
-	free(pp->name_str);
-	free(pp->func_of);
-	free(pp->loc_of);
-	free(pp->map_keys);
-	free(pp->map_ids);
-	free(pp->ids);
-	free(pp);
+	XP_FREE_ALL(pp->strs, pp->owned, pp->name_str, pp->func_of, pp->loc_of, pp->map_keys,
+		    pp->map_ids, pp->ids, pp);
 	o->priv = NULL;
 	return ret;
 }
 
-const struct out_ops out_pprof = {
-    .name = "pprof",
-    .flags = OUT_BINARY | OUT_LOCATIONS,
-    .begin = pprof_begin,
-    .add = pprof_add,
-    .end = pprof_end,
-};
+OUT_WRITER(pprof, OUT_BINARY | OUT_LOCATIONS, pprof_begin, pprof_add, pprof_end);

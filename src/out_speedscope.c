@@ -223,10 +223,4 @@ static int ss_end(struct out *o)
 	return 0;
 }
 
-const struct out_ops out_speedscope = {
-    .name = "speedscope",
-    .flags = OUT_THREADS | OUT_TIMELINE,
-    .begin = ss_begin,
-    .add = ss_add,
-    .end = ss_end,
-};
+OUT_WRITER(speedscope, OUT_THREADS | OUT_TIMELINE, ss_begin, ss_add, ss_end);

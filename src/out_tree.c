@@ -23,29 +23,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct tree_sort {
-	const struct calltree *t;
-	const char *const *names;
-	bool by_self, by_count;
-};
-
-static uint64_t tree_key(const struct tree_sort *ts, const struct calltree_node *n)
+/* The value of @n that siblings are sorted by: its total, or its self with --sort self. */
+static uint64_t tree_key(const struct out *o, const struct calltree_node *n)
 {
-	if (ts->by_self)
-		return ts->by_count ? n->self_count : n->self_weight;
-	return ts->by_count ? n->total_count : n->total_weight;
+	return OUT_ROW_VALUE(o, n, o->info.opts->sort != OUT_SORT_SELF);
 }
 
+/* qsort_r order of sibling node ids, with the writer (@ctx) in tree_end. */
 static int cmp_node(const void *a, const void *b, void *ctx)
 {
-	const struct tree_sort *ts = ctx;
-	const struct calltree_node *x = &ts->t->nodes[*(const uint32_t *)a];
-	const struct calltree_node *y = &ts->t->nodes[*(const uint32_t *)b];
-	uint64_t kx = tree_key(ts, x), ky = tree_key(ts, y);
+	const struct out *o = ctx;
+	const struct calltree *t = o->priv;
+	const struct calltree_node *x = &t->nodes[*(const uint32_t *)a];
+	const struct calltree_node *y = &t->nodes[*(const uint32_t *)b];
+	uint64_t kx = tree_key(o, x), ky = tree_key(o, y);
 
 	if (kx != ky)
 		return (kx < ky) - (kx > ky);
-	return strcmp(ts->names[x->name], ts->names[y->name]);
+	return strcmp(o->info.names[x->name], o->info.names[y->name]);
 }
 
 /* One level of the walk: the children of a node still to print. */
@@ -55,18 +50,17 @@ struct level {
 };
 
 /* The children of @node that pass the filters; *@hidden counts the others. */
-static struct level level_of(const struct out *o, const struct tree_sort *ts, uint32_t node,
-			     uint64_t whole, size_t *hidden)
+static struct level level_of(const struct out *o, uint32_t node, uint64_t whole, size_t *hidden)
 {
 	const struct out_opts *opts = o->info.opts;
+	const struct calltree *t = o->priv;
 	struct level l = {NULL, 0, 0};
 	size_t i, keep = 0;
 
-	l.kids = calltree_children(ts->t, node, cmp_node, (void *)ts, &l.nr);
+	l.kids = calltree_children(t, node, cmp_node, (void *)o, &l.nr);
 	for (i = 0; i < l.nr; i++) {
-		const struct calltree_node *n = &ts->t->nodes[l.kids[i]];
-		uint64_t total = ts->by_count ? n->total_count : n->total_weight;
-		double share = out_share(total, whole),
+		const struct calltree_node *n = &t->nodes[l.kids[i]];
+		double share = out_share(OUT_ROW_VALUE(o, n, true), whole),
 		       base = out_share(n->base_total, o->info.base_total);
 
 		/* A comparison keeps what was big in either profile. */
@@ -85,8 +79,6 @@ static int tree_end(struct out *o)
 {
 	struct calltree *t = o->priv;
 	uint64_t whole = o->info.total;
-	struct tree_sort ts = {t, o->info.names, o->info.opts->sort == OUT_SORT_SELF,
-			       o->info.by_count};
 	struct level *stack = xp_calloc(t->max_depth + 2, sizeof(*stack));
 	char *prefix = xp_malloc(3 * (size_t)(t->max_depth + 2) + 1);
 	size_t depth = 0, hidden = 0;
@@ -102,7 +94,7 @@ static int tree_end(struct out *o)
 		fprintf(o->f, "#%8s %9s %9s  %s\n", "Total%", "Self%", "Samples",
 			"Call tree (callers above callees)");
 	}
-	stack[0] = level_of(o, &ts, 0, whole, &hidden);
+	stack[0] = level_of(o, 0, whole, &hidden);
 	for (;;) {
 		struct level *l = &stack[depth];
 		const struct calltree_node *n;
@@ -131,9 +123,8 @@ static int tree_end(struct out *o)
 		prefix[plen] = 0;
 		if (o->info.diff) {
 			uint64_t bw = o->info.base_total;
-			double nt =
-			    out_share(ts.by_count ? n->total_count : n->total_weight, whole);
-			double ns = out_share(ts.by_count ? n->self_count : n->self_weight, whole);
+			double nt = out_share(OUT_ROW_VALUE(o, n, true), whole);
+			double ns = out_share(OUT_ROW_VALUE(o, n, false), whole);
 
 			fprintf(o->f, "%+8.2f%% %8.2f%% %8.2f%% %+8.2f%%  %s",
 				out_points(nt, out_share(n->base_total, bw)),
@@ -141,28 +132,20 @@ static int tree_end(struct out *o)
 				out_points(ns, out_share(n->base_self, bw)), prefix);
 		} else {
 			fprintf(o->f, "%8.2f%% %8.2f%% %9" PRIu64 "  %s",
-				out_share(ts.by_count ? n->total_count : n->total_weight, whole),
-				out_share(ts.by_count ? n->self_count : n->self_weight, whole),
-				n->total_count, prefix);
+				out_share(OUT_ROW_VALUE(o, n, true), whole),
+				out_share(OUT_ROW_VALUE(o, n, false), whole), n->total_count,
+				prefix);
 		}
 		out_put_name(o->f, o->info.names[n->name]);
 		fputc('\n', o->f);
-		stack[++depth] = level_of(o, &ts, (uint32_t)(n - t->nodes), whole, &hidden);
+		stack[++depth] = level_of(o, (uint32_t)(n - t->nodes), whole, &hidden);
 	}
 	if (hidden)
 		fprintf(o->f, "# %zu more entries below --min-percent or past --limit\n", hidden);
 	free(prefix);
 	free(stack);
-	calltree_release(t);
-	free(t);
-	o->priv = NULL;
+	out_calltree_free(o);
 	return 0;
 }
 
-const struct out_ops out_tree = {
-    .name = "tree",
-    .flags = OUT_DIFF,
-    .begin = out_calltree_begin,
-    .add = out_calltree_add,
-    .end = tree_end,
-};
+OUT_WRITER(tree, OUT_DIFF, out_calltree_begin, out_calltree_add, tree_end);

@@ -24,6 +24,7 @@
 #include "err.h"
 #include "hash.h"
 #include "sorted.h"
+#include "table.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -129,8 +130,7 @@ struct symbolizer {
 	struct sym_module *mods;
 	size_t nr_mods;
 	unsigned long alloc_mods;
-	size_t *mod_slots; /* open addressing: index + 1 into mods, 0 empty */
-	size_t mod_cap;
+	struct xp_table mod_table; /* finds a module of mods by (path, build-id) */
 	struct sym_entry *cache;
 	size_t nr_cache, cap_cache;
 	struct sym_frame truncated;
@@ -296,10 +296,7 @@ void symbolizer_free(struct symbolizer *s)
 
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
-		free(m->path);
-		free(m->base);
-		free(m->loads);
-		free(m->syms);
+		XP_FREE_ALL(m->path, m->base, m->loads, m->syms);
 		plt_stubs_free(m->plt, m->nr_plt);
 		free_cus(m);
 	}
@@ -308,14 +305,8 @@ void symbolizer_free(struct symbolizer *s)
 	for (i = 0; i < s->nr_vdsos; i++)
 		free(s->vdsos[i].data);
 	jitsyms_release(&s->jit);
-	free(s->vdsos);
-	free(s->roots);
-	free(s->cache);
-	free(s->mods);
-	free(s->mod_slots);
-	free(s->debuginfo_path);
-	free(s->cache_dir);
-	free(s);
+	xp_table_release(&s->mod_table);
+	XP_FREE_ALL(s->vdsos, s->roots, s->cache, s->mods, s->debuginfo_path, s->cache_dir, s);
 }
 
 void symbolizer_add_jit(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t size,
@@ -376,39 +367,29 @@ static char *sym_module_label(const char *path)
 	return s;
 }
 
-static void mod_table_grow(struct symbolizer *s)
+/* The hash of module @i of the symbolizer @ctx, for xp_table_reserve. */
+static uint64_t sym_module_hash_of(const void *ctx, size_t i)
 {
-	size_t i, j;
+	const struct sym_module *m = &((const struct symbolizer *)ctx)->mods[i];
 
-	free(s->mod_slots);
-	s->mod_cap = s->mod_cap ? s->mod_cap * 2 : 64;
-	s->mod_slots = xp_calloc(s->mod_cap, sizeof(*s->mod_slots));
-	for (i = 0; i < s->nr_mods; i++) {
-		const struct sym_module *m = &s->mods[i];
-
-		j = (size_t)sym_module_hash(m->path, m->build_id, m->build_id_len) &
-		    (s->mod_cap - 1);
-		while (s->mod_slots[j])
-			j = (j + 1) & (s->mod_cap - 1);
-		s->mod_slots[j] = i + 1;
-	}
+	return sym_module_hash(m->path, m->build_id, m->build_id_len);
 }
 
 /* The module for (@path, @id), created (not yet opened) on first use. */
 static size_t sym_module_index(struct symbolizer *s, const char *path, const uint8_t *id,
 			       size_t idlen)
 {
+	struct xp_table *tab = &s->mod_table;
 	struct sym_module *m;
 	size_t j;
 
 	if (idlen > SYM_BUILD_ID_MAX)
 		idlen = 0;
-	if ((s->nr_mods + 1) * 2 > s->mod_cap)
-		mod_table_grow(s);
-	j = (size_t)sym_module_hash(path, id, idlen) & (s->mod_cap - 1);
-	for (; s->mod_slots[j]; j = (j + 1) & (s->mod_cap - 1))
-		if (sym_module_is(&s->mods[s->mod_slots[j] - 1], path, id, idlen))
-			return s->mod_slots[j] - 1;
+	xp_table_reserve(tab, s->nr_mods, sym_module_hash_of, s);
+	j = (size_t)sym_module_hash(path, id, idlen) & (tab->cap - 1);
+	for (; tab->slots[j]; j = (j + 1) & (tab->cap - 1))
+		if (sym_module_is(&s->mods[tab->slots[j] - 1], path, id, idlen))
+			return tab->slots[j] - 1;
 	xp_grow((void **)&s->mods, &s->alloc_mods, s->nr_mods + 1, sizeof(*s->mods));
 	m = &s->mods[s->nr_mods];
 	memset(m, 0, sizeof(*m));
@@ -417,7 +398,7 @@ static size_t sym_module_index(struct symbolizer *s, const char *path, const uin
 		memcpy(m->build_id, id, idlen);
 	m->build_id_len = idlen;
 	m->base = sym_module_label(path);
-	s->mod_slots[j] = ++s->nr_mods;
+	tab->slots[j] = ++s->nr_mods;
 	return s->nr_mods - 1;
 }
 
