@@ -20,7 +20,9 @@
 #     entry (__libc_start_call_main / __libc_start_main, or start_thread
 #     for other threads): main itself has no name in a stripped program;
 #   - unknown: the share of samples whose leaf has no name (perf's
-#     [unknown], xprof's module+offset or bare address);
+#     [unknown], xprof's module+offset or bare address), and the
+#     difference between the two that sampling alone stays within 95% of
+#     the time;
 #   - check: xprof -g check's rate of stacks on which libunwind disagreed
 #     with the native walk;
 #   - for a JIT runtime, the share of JIT-compiled leaves and the TVD with
@@ -217,9 +219,13 @@ metrics() {
 		sort_n(noise, 100)
 		noise_mean = 0
 		for (r = 1; r <= 100; r++) noise_mean += noise[r] / 100
-		printf "%-8s  samples xprof %d perf %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f); complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%%; check: %s\n",
+		# Unnamed leaves: the difference that sampling alone gives, 95% of
+		# the time (two binomial draws of these sizes, the share pooled).
+		pu = (unk[1] + unk[2]) / (tot[1] + tot[2])
+		unoise = 196 * sqrt(pu * (1 - pu) * (1 / tot[1] + 1 / tot[2]))
+		printf "%-8s  samples xprof %d perf %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f); complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%% (sampling alone: 95%% within %.1f); check: %s\n",
 			name, tot[1], tot[2], tvd, noise_mean, noise[95], 100 * full[1] / tot[1], 100 * full[2] / tot[2],
-			100 * unk[1] / tot[1], 100 * unk[2] / tot[2], check
+			100 * unk[1] / tot[1], 100 * unk[2] / tot[2], unoise, check
 		if (njit[1] || njit[2])
 			printf "          JIT code %.1f%% / %.1f%% of the samples; TVD with all JIT code as one leaf: %.1f points\n",
 				100 * njit[1] / tot[1], 100 * njit[2] / tot[2], jtvd
