@@ -254,14 +254,7 @@ static void datafile_free(struct df_writer *w)
 
 	for (i = 0; i < w->nbatches; i++)
 		free(w->batches[i].buf);
-	free(w->batches);
-	free(w->buf);
-	free(w->seen);
-	free(w->vdso_sums);
-	free(w->path);
-	free(w->dest);
-	free(w->old);
-	free(w);
+	XP_FREE_ALL(w->batches, w->buf, w->seen, w->vdso_sums, w->path, w->dest, w->old, w);
 }
 
 struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns)

@@ -49,61 +49,36 @@ static void index_free(struct profile_index *idx)
 
 	if (!idx)
 		return;
-	for (i = 0; i < idx->pid_cap; i++) {
-		free(idx->pids[i].procs);
-		free(idx->pids[i].maps);
-		free(idx->pids[i].max_end);
-		free(idx->pids[i].times);
-	}
-	free(idx->pids);
-	free(idx->stack_slots);
-	free(idx->threads);
-	free(idx);
+	for (i = 0; i < idx->pid_cap; i++)
+		XP_FREE_ALL(idx->pids[i].procs, idx->pids[i].maps, idx->pids[i].max_end,
+			    idx->pids[i].times);
+	XP_FREE_ALL(idx->pids, idx->stack_slots, idx->threads, idx);
 }
+
+/* free() member @m of each element of the profile's array @arr. */
+#define FREE_EACH(p, arr, m)                                                                       \
+	for (size_t i_ = 0; i_ < (p)->nr_##arr; i_++)                                              \
+	free((p)->arr[i_].m)
+
+/* free() members @m1 and @m2 of each element of the profile's array @arr. */
+#define FREE_EACH2(p, arr, m1, m2)                                                                 \
+	for (size_t i_ = 0; i_ < (p)->nr_##arr; i_++)                                              \
+	XP_FREE_ALL((p)->arr[i_].m1, (p)->arr[i_].m2)
 
 void profile_release(struct profile *p)
 {
-	size_t i;
-
-	for (i = 0; i < p->nr_procs; i++) {
-		free(p->procs[i].comm);
-		free(p->procs[i].exe);
-	}
-	for (i = 0; i < p->nr_threads; i++)
-		free(p->threads[i].comm);
-	for (i = 0; i < p->nr_maps; i++)
-		free(p->maps[i].path);
-	for (i = 0; i < p->nr_stacks; i++) {
-		free(p->stacks[i].pcs);
-		free(p->stacks[i].flags);
-	}
-	for (i = 0; i < p->nr_stats; i++)
-		free(p->stats[i].name);
-	for (i = 0; i < p->nr_metas; i++) {
-		free(p->metas[i].key);
-		free(p->metas[i].value);
-	}
-	for (i = 0; i < p->nr_jitsyms; i++)
-		free(p->jitsyms[i].name);
-	for (i = 0; i < p->nr_jitlines; i++)
-		free(p->jitlines[i].file);
-	for (i = 0; i < p->nr_vdsos; i++)
-		free(p->vdsos[i].image);
-	for (i = 0; i < p->nr_marks; i++)
-		free(p->marks[i].name);
-	free(p->procs);
-	free(p->threads);
-	free(p->maps);
-	free(p->stacks);
-	free(p->samples);
-	free(p->exits);
-	free(p->stats);
-	free(p->metas);
-	free(p->jitsyms);
-	free(p->jitlines);
-	free(p->vdsos);
-	free(p->marks);
-	free(p->name);
+	FREE_EACH2(p, procs, comm, exe);
+	FREE_EACH(p, threads, comm);
+	FREE_EACH(p, maps, path);
+	FREE_EACH2(p, stacks, pcs, flags);
+	FREE_EACH(p, stats, name);
+	FREE_EACH2(p, metas, key, value);
+	FREE_EACH(p, jitsyms, name);
+	FREE_EACH(p, jitlines, file);
+	FREE_EACH(p, vdsos, image);
+	FREE_EACH(p, marks, name);
+	XP_FREE_ALL(p->procs, p->threads, p->maps, p->stacks, p->samples, p->exits, p->stats,
+		    p->metas, p->jitsyms, p->jitlines, p->vdsos, p->marks, p->name);
 	index_free(p->idx);
 	memset(p, 0, sizeof(*p));
 }
