@@ -14,6 +14,7 @@
 #include "sorted.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,77 @@ static char *get_str(struct cur *c)
 	return s;
 }
 
+/* The size of a fixed-size field of get_fields(). */
+static size_t field_size(char type)
+{
+	return type == '1' ? 1 : type == '8' ? 8 : 4;
+}
+
+/*
+ * Decode the fields @fmt lists, in payload order, each into the object the
+ * next argument points to:
+ *
+ *   '1' u8 (uint8_t *)    '4' u32 (uint32_t *)    '8' u64 (uint64_t *)
+ *   'p' pid (pid_t *)     'i' u32 taken as signed (int32_t *)
+ *   's' str (char **: an owned C string, as get_str)
+ *
+ * The fixed-size fields after a '|' were appended by later minor revisions
+ * of the format: each is decoded only if the payload still holds it, else
+ * left as it was (an older file ends before it).  0; or -1 when a field
+ * overruns the payload, with @c->bad set and the strings decoded so far
+ * freed and set to NULL.
+ */
+static int get_fields(struct cur *c, const char *fmt, ...)
+{
+	char **strs[4];
+	size_t nr_strs = 0;
+	bool appended = false;
+	va_list ap;
+
+	va_start(ap, fmt);
+	for (; *fmt && !c->bad; fmt++) {
+		if (*fmt == '|') {
+			appended = true;
+			continue;
+		}
+		if (appended && cur_left(c) < field_size(*fmt))
+			break;
+		switch (*fmt) {
+		case '1':
+			*va_arg(ap, uint8_t *) = get_u8(c);
+			break;
+		case '4':
+			*va_arg(ap, uint32_t *) = get_u32(c);
+			break;
+		case '8':
+			*va_arg(ap, uint64_t *) = get_u64(c);
+			break;
+		case 'p':
+			*va_arg(ap, pid_t *) = get_pid(c);
+			break;
+		case 'i':
+			*va_arg(ap, int32_t *) = (int32_t)get_u32(c);
+			break;
+		case 's':
+			if (nr_strs == sizeof(strs) / sizeof(strs[0]))
+				XP_BUG("too many str fields");
+			strs[nr_strs] = va_arg(ap, char **);
+			*strs[nr_strs++] = get_str(c);
+			break;
+		default:
+			XP_BUG("unknown field type");
+		}
+	}
+	va_end(ap);
+	if (!c->bad)
+		return 0;
+	while (nr_strs--) {
+		free(*strs[nr_strs]);
+		*strs[nr_strs] = NULL;
+	}
+	return -1;
+}
+
 /* Reader state while loading. */
 struct rd {
 	struct profile *p;
@@ -172,91 +244,70 @@ struct rd {
 #define GROW(p, arr)                                                                               \
 	xp_grow((void **)&(p)->arr, &(p)->alloc_##arr, (p)->nr_##arr + 1, sizeof(*(p)->arr))
 
+/* Append @elem to the profile's array @arr.  An expression: 0, the parsers' success. */
+#define KEEP(p, arr, elem) (GROW(p, arr), (p)->arr[(p)->nr_##arr++] = (elem), 0)
+
+/*
+ * Decode the fields @fmt lists into the members of @elem that the
+ * arguments after it point to (see get_fields), then append @elem to the
+ * profile's array @arr: the whole of a record that is only fields.  0, or
+ * -1 when a field overruns the payload.
+ */
+#define READ_ELEM(r, c, arr, elem, fmt, ...)                                                       \
+	(get_fields(c, fmt, __VA_ARGS__) ? -1 : KEEP((r)->p, arr, elem))
+
+/*
+ * The record is corrupt because of @why (NULL: a field overran the
+ * payload): free @s, the string decoded from it, and fail.
+ */
+static int rd_reject(struct rd *r, char *s, const char *why)
+{
+	free(s);
+	r->why = why;
+	return -1;
+}
+
 static int parse_process(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
-	struct profile_process pr = {0};
+	struct profile_process pr = {.seq = r->p->records};
 
-	pr.t = get_u64(c);
-	pr.seq = p->records;
-	pr.pid = get_pid(c);
-	pr.ppid = get_pid(c);
-	pr.flags = get_u32(c);
-	pr.comm = get_str(c);
-	pr.exe = get_str(c);
-	/* Added in a minor revision: older files end before it (unknown). */
-	if (!c->bad && cur_left(c) >= 4)
-		pr.nspid = get_pid(c);
-	if (c->bad) {
-		free(pr.comm);
-		free(pr.exe);
-		return -1;
-	}
-	GROW(p, procs);
-	p->procs[p->nr_procs++] = pr;
-	return 0;
+	/* nspid was added in a minor revision: older files end before it (unknown). */
+	return READ_ELEM(r, c, procs, pr, "8pp4ss|p", &pr.t, &pr.pid, &pr.ppid, &pr.flags, &pr.comm,
+			 &pr.exe, &pr.nspid);
 }
 
 static int parse_thread(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_thread th = {0};
 
-	th.t = get_u64(c);
-	th.pid = get_pid(c);
-	th.tid = get_pid(c);
-	th.comm = get_str(c);
-	if (c->bad)
-		return -1;
-	GROW(p, threads);
-	p->threads[p->nr_threads++] = th;
-	return 0;
+	return READ_ELEM(r, c, threads, th, "8pps", &th.t, &th.pid, &th.tid, &th.comm);
 }
 
 static int parse_mapping(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
-	struct profile_mapping m = {0};
+	struct profile_mapping m = {.seq = r->p->records};
 	const uint8_t *id;
 
-	m.t = get_u64(c);
-	m.seq = p->records;
-	m.pid = get_pid(c);
-	m.prot = get_u32(c);
-	m.start = get_u64(c);
-	m.end = get_u64(c);
-	m.offset = get_u64(c);
-	m.path = get_str(c);
-	m.build_id_len = get_u8(c);
-	if (!c->bad && m.build_id_len > DF_BUILD_ID_MAX) {
-		r->why = "build-id longer than 64 bytes";
-		goto bad;
-	}
+	if (get_fields(c, "8p4888s1", &m.t, &m.pid, &m.prot, &m.start, &m.end, &m.offset, &m.path,
+		       &m.build_id_len))
+		return -1;
+	if (m.build_id_len > DF_BUILD_ID_MAX)
+		return rd_reject(r, m.path, "build-id longer than 64 bytes");
 	if (!cur_take(c, m.build_id_len, &id))
-		goto bad;
+		return rd_reject(r, m.path, NULL);
 	memcpy(m.build_id, id, m.build_id_len);
-	if (m.end <= m.start) {
-		r->why = "mapping ends before it starts";
-		goto bad;
-	}
-	GROW(p, maps);
-	p->maps[p->nr_maps++] = m;
-	return 0;
-bad:
-	free(m.path);
-	return -1;
+	if (m.end <= m.start)
+		return rd_reject(r, m.path, "mapping ends before it starts");
+	return KEEP(r->p, maps, m);
 }
 
 static int parse_stack(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_stack st = {0};
 	const uint8_t *fl = NULL;
 	uint32_t i;
 
-	st.id = get_u64(c);
-	st.nr = get_u32(c);
-	if (c->bad)
+	if (get_fields(c, "84", &st.id, &st.nr))
 		return -1;
 	/* 9 bytes a frame; compared in 64 bits so nothing overflows. */
 	if ((uint64_t)st.nr * 9 > (uint64_t)(c->end - c->p)) {
@@ -269,27 +320,15 @@ static int parse_stack(struct rd *r, struct cur *c)
 		st.pcs[i] = get_u64(c);
 	if (cur_take(c, st.nr, &fl))
 		memcpy(st.flags, fl, st.nr);
-	GROW(p, stacks);
-	p->stacks[p->nr_stacks++] = st;
-	return 0;
+	return KEEP(r->p, stacks, st);
 }
 
 static int parse_sample(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_sample s = {0};
 
-	s.t = get_u64(c);
-	s.pid = get_pid(c);
-	s.tid = get_pid(c);
-	s.stack_id = get_u64(c);
-	s.weight = get_u64(c);
-	if (c->bad)
-		return -1;
 	/* .stack is set once every stack is indexed (resolve_samples). */
-	GROW(p, samples);
-	p->samples[p->nr_samples++] = s;
-	return 0;
+	return READ_ELEM(r, c, samples, s, "8pp88", &s.t, &s.pid, &s.tid, &s.stack_id, &s.weight);
 }
 
 /* An unsigned LEB128 value of at most 64 bits. */
@@ -318,10 +357,9 @@ static int parse_samples(struct rd *r, struct cur *c)
 	struct profile_sample s = {0};
 	uint64_t t, dt;
 
-	s.pid = get_pid(c);
-	s.tid = get_pid(c);
-	t = get_u64(c);
-	while (!c->bad && c->p < c->end) {
+	if (get_fields(c, "pp8", &s.pid, &s.tid, &t))
+		return -1;
+	while (c->p < c->end) {
 		dt = get_varint(c);
 		s.stack_id = get_varint(c);
 		s.weight = get_varint(c);
@@ -332,141 +370,80 @@ static int parse_samples(struct rd *r, struct cur *c)
 		GROW(p, samples);
 		p->samples[p->nr_samples++] = s;
 	}
-	return c->bad ? -1 : 0;
+	return 0;
 }
 
 static int parse_exit(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_exit e = {0};
 
-	e.t = get_u64(c);
-	e.pid = get_pid(c);
-	e.tid = get_pid(c);
-	e.status = (int32_t)get_u32(c);
-	if (c->bad)
-		return -1;
-	GROW(p, exits);
-	p->exits[p->nr_exits++] = e;
-	return 0;
+	return READ_ELEM(r, c, exits, e, "8ppi", &e.t, &e.pid, &e.tid, &e.status);
 }
 
 static int parse_stat(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_stat s = {0};
 
-	s.name = get_str(c);
-	s.value = get_u64(c);
-	if (c->bad) {
-		free(s.name);
-		return -1;
-	}
-	GROW(p, stats);
-	p->stats[p->nr_stats++] = s;
-	return 0;
+	return READ_ELEM(r, c, stats, s, "s8", &s.name, &s.value);
 }
 
 static int parse_jitsym(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_jitsym j = {0};
 
-	j.pid = get_pid(c);
-	j.start = get_u64(c);
-	j.size = get_u64(c);
-	j.name = get_str(c);
 	/* The time it was named at, appended later: files without it have 0. */
-	if (!c->bad && (size_t)(c->end - c->p) >= 8)
-		j.t = get_u64(c);
-	if (c->bad)
-		return -1;
-	GROW(p, jitsyms);
-	p->jitsyms[p->nr_jitsyms++] = j;
-	return 0;
+	return READ_ELEM(r, c, jitsyms, j, "p88s|8", &j.pid, &j.start, &j.size, &j.name, &j.t);
 }
 
 static int parse_meta(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_meta m = {0};
 
-	m.key = get_str(c);
-	m.value = get_str(c);
-	if (c->bad) {
-		free(m.key);
-		free(m.value);
-		return -1;
-	}
-	GROW(p, metas);
-	p->metas[p->nr_metas++] = m;
-	return 0;
+	return READ_ELEM(r, c, metas, m, "ss", &m.key, &m.value);
 }
 
 static int parse_jitline(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_jitline j = {0};
 
-	j.pid = get_pid(c);
-	j.start = get_u64(c);
-	j.end = get_u64(c);
-	j.line = get_u32(c);
-	j.file = get_str(c);
-	if (c->bad)
+	if (get_fields(c, "p884s", &j.pid, &j.start, &j.end, &j.line, &j.file))
 		return -1;
-	if (j.end <= j.start) {
-		free(j.file);
-		r->why = "JIT line range ends before it starts";
-		return -1;
-	}
-	GROW(p, jitlines);
-	p->jitlines[p->nr_jitlines++] = j;
-	return 0;
+	if (j.end <= j.start)
+		return rd_reject(r, j.file, "JIT line range ends before it starts");
+	return KEEP(r->p, jitlines, j);
 }
 
 static int parse_vdso(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
-	uint32_t len = get_u32(c);
+	struct profile_vdso v = {0};
 	const uint8_t *b;
 
-	if (!cur_take(c, len, &b))
+	v.len = get_u32(c);
+	if (!cur_take(c, v.len, &b))
 		return -1;
-	if (!len || len > DF_VDSO_MAX) {
+	if (!v.len || v.len > DF_VDSO_MAX) {
 		r->why = "[vdso] image of an impossible size";
 		return -1;
 	}
-	GROW(p, vdsos);
-	p->vdsos[p->nr_vdsos].image = xp_malloc(len);
-	memcpy(p->vdsos[p->nr_vdsos].image, b, len);
-	p->vdsos[p->nr_vdsos++].len = len;
-	return 0;
+	v.image = xp_malloc(v.len);
+	memcpy(v.image, b, v.len);
+	return KEEP(r->p, vdsos, v);
 }
 
 static int parse_mark(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_mark m = {0};
 
-	m.t = get_u64(c);
-	m.kind = get_u32(c);
-	m.name = get_str(c);
-	if (c->bad)
+	if (get_fields(c, "84s", &m.t, &m.kind, &m.name))
 		return -1;
-	if (strlen(m.name) > DF_MARK_NAME_MAX || (m.kind == DF_MARK_PHASE && !m.name[0])) {
-		free(m.name);
-		r->why = "phase mark with an empty or over-long name";
-		return -1;
-	}
+	if (strlen(m.name) > DF_MARK_NAME_MAX || (m.kind == DF_MARK_PHASE && !m.name[0]))
+		return rd_reject(r, m.name, "phase mark with an empty or over-long name");
 	/* A kind of a later revision: skipped, as a record of an unknown type. */
 	if (m.kind > DF_MARK_DISABLE) {
 		free(m.name);
 		return 0;
 	}
-	GROW(p, marks);
-	p->marks[p->nr_marks++] = m;
-	return 0;
+	return KEEP(r->p, marks, m);
 }
 
 /* One entry per line, indexed by type: clang-format would pack them. */
