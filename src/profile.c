@@ -771,43 +771,36 @@ static const struct pid_index *pid_find(const struct profile *p, pid_t pid)
 	return pi && (pi->nr_procs || pi->nr_maps) ? pi : NULL;
 }
 
+/* -1, 0 or 1 as @x is below, equal to or above @y (any two integers of one type). */
+#define CMP(x, y) (((x) > (y)) - ((x) < (y)))
+
+/* The element of profile @arg's array @arr whose index the sort passes at @pi. */
+#define ELEM_AT(arg, arr, pi) (&((const struct profile *)(arg))->arr[*(const size_t *)(pi)])
+
 static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
+	return CMP(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
 static int cmp_proc_idx(const void *a, const void *b, void *arg)
 {
-	const struct profile_process *x = &((const struct profile *)arg)->procs[*(const size_t *)a];
-	const struct profile_process *y = &((const struct profile *)arg)->procs[*(const size_t *)b];
+	const struct profile_process *x = ELEM_AT(arg, procs, a), *y = ELEM_AT(arg, procs, b);
 
-	if (x->t != y->t)
-		return (x->t > y->t) - (x->t < y->t);
-	return (x->seq > y->seq) - (x->seq < y->seq);
+	return x->t != y->t ? CMP(x->t, y->t) : CMP(x->seq, y->seq);
 }
 
 static int cmp_map_idx(const void *a, const void *b, void *arg)
 {
-	const struct profile_mapping *x = &((const struct profile *)arg)->maps[*(const size_t *)a];
-	const struct profile_mapping *y = &((const struct profile *)arg)->maps[*(const size_t *)b];
+	const struct profile_mapping *x = ELEM_AT(arg, maps, a), *y = ELEM_AT(arg, maps, b);
 
-	if (x->start != y->start)
-		return (x->start > y->start) - (x->start < y->start);
-	return (x->seq > y->seq) - (x->seq < y->seq);
+	return x->start != y->start ? CMP(x->start, y->start) : CMP(x->seq, y->seq);
 }
 
 static int cmp_jit_idx(const void *a, const void *b, void *arg)
 {
-	const struct profile_jitsym *x =
-	    &((const struct profile *)arg)->jitsyms[*(const size_t *)a];
-	const struct profile_jitsym *y =
-	    &((const struct profile *)arg)->jitsyms[*(const size_t *)b];
+	const struct profile_jitsym *x = ELEM_AT(arg, jitsyms, a), *y = ELEM_AT(arg, jitsyms, b);
 
-	if (x->pid != y->pid)
-		return (x->pid > y->pid) - (x->pid < y->pid);
-	return (x->start > y->start) - (x->start < y->start);
+	return x->pid != y->pid ? CMP(x->pid, y->pid) : CMP(x->start, y->start);
 }
 
 /*
@@ -921,10 +914,8 @@ static int cmp_thread_idx(const void *a, const void *b, void *arg)
 	const struct profile_thread *y = &((const struct profile *)arg)->threads[j];
 
 	if (x->tid != y->tid)
-		return (x->tid > y->tid) - (x->tid < y->tid);
-	if (x->t != y->t)
-		return (x->t > y->t) - (x->t < y->t);
-	return (i > j) - (i < j);
+		return CMP(x->tid, y->tid);
+	return x->t != y->t ? CMP(x->t, y->t) : CMP(i, j);
 }
 
 static void index_threads(struct profile *p)
