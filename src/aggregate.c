@@ -45,11 +45,7 @@ void agg_release(struct agg *a)
 		free((uint32_t *)a->stacks[i].frames);
 		free((uint32_t *)a->stacks[i].locs);
 	}
-	free(a->names);
-	free(a->stacks);
-	free(a->locs);
-	free(a->lines);
-	free(a->samples);
+	XP_FREE_ALL(a->names, a->stacks, a->locs, a->lines, a->samples);
 	memset(a, 0, sizeof(*a));
 }
 

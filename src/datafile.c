@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,12 +108,6 @@ static void put_bytes(uint8_t **p, const void *s, size_t len)
 	if (len)
 		memcpy(*p, s, len);
 	*p += len;
-}
-
-static void put_str(uint8_t **p, const char *s, size_t len)
-{
-	put_u32(p, (uint32_t)len);
-	put_bytes(p, s, len);
 }
 
 static size_t str_len(const char *s)
@@ -254,14 +249,7 @@ static void datafile_free(struct df_writer *w)
 
 	for (i = 0; i < w->nbatches; i++)
 		free(w->batches[i].buf);
-	free(w->batches);
-	free(w->buf);
-	free(w->seen);
-	free(w->vdso_sums);
-	free(w->path);
-	free(w->dest);
-	free(w->old);
-	free(w);
+	XP_FREE_ALL(w->batches, w->buf, w->seen, w->vdso_sums, w->path, w->dest, w->old, w);
 }
 
 struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns)
@@ -325,6 +313,94 @@ static uint8_t *rec_begin(struct df_writer *w, uint32_t type, uint64_t payload_l
 	return p;
 }
 
+/* Write the low @n bytes of @v, little-endian. */
+static void put_le(uint8_t **p, uint64_t v, size_t n)
+{
+	for (; n; n--, v >>= 8)
+		put_u8(p, (uint8_t)v);
+}
+
+/*
+ * Put the fields @fmt lists at *@p and advance it, or only count their
+ * bytes when @p is NULL; returns the byte count.  Each field takes the next
+ * argument (two for 'b'):
+ *
+ *   '1' u8 (an int)    '4' u32 (uint32_t)    '8' u64 (uint64_t)
+ *   'p' pid (pid_t)    'i' u32 from an int
+ *   's' str (const char *, NULL for an empty one)
+ *   'b' raw bytes, no length of their own (const void *, then size_t)
+ */
+static uint64_t put_fields(uint8_t **p, const char *fmt, va_list ap)
+{
+	uint64_t len = 0;
+
+	for (; *fmt; fmt++) {
+		const void *bytes = NULL;
+		size_t n, nbytes = 0; /* the integer's width, then the bytes after it */
+		uint64_t v;
+
+		switch (*fmt) {
+		case '1':
+			n = 1;
+			v = (uint8_t)va_arg(ap, int);
+			break;
+		case '4':
+			n = 4;
+			v = va_arg(ap, uint32_t);
+			break;
+		case '8':
+			n = 8;
+			v = va_arg(ap, uint64_t);
+			break;
+		case 'p':
+		case 'i':
+			n = 4;
+			v = (uint32_t)va_arg(ap, int);
+			break;
+		case 's':
+			bytes = va_arg(ap, const char *);
+			n = 4;
+			v = nbytes = str_len(bytes);
+			break;
+		case 'b':
+			bytes = va_arg(ap, const void *);
+			nbytes = va_arg(ap, size_t);
+			n = v = 0;
+			break;
+		default:
+			XP_BUG("unknown field type");
+		}
+		len += n + nbytes;
+		if (p) {
+			put_le(p, v, n);
+			put_bytes(p, bytes, nbytes);
+		}
+	}
+	return len;
+}
+
+/*
+ * Append a record of @type whose payload is the fields @fmt lists, from
+ * the arguments that follow (see put_fields): 0, or -1 as rec_begin.
+ */
+static int rec_put(struct df_writer *w, uint32_t type, const char *fmt, ...)
+{
+	va_list ap;
+	uint64_t len;
+	uint8_t *p;
+
+	va_start(ap, fmt);
+	len = put_fields(NULL, fmt, ap);
+	va_end(ap);
+	p = rec_begin(w, type, len);
+	if (!p)
+		return -1;
+	va_start(ap, fmt);
+	put_fields(&p, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
 int df_write_process(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
 		     const char *comm, const char *exe)
 {
@@ -334,35 +410,12 @@ int df_write_process(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uin
 int df_write_process_ns(struct df_writer *w, uint64_t t, pid_t pid, pid_t ppid, uint32_t flags,
 			const char *comm, const char *exe, pid_t nspid)
 {
-	size_t lc = str_len(comm), le = str_len(exe);
-	uint8_t *p;
-
-	p = rec_begin(w, DF_REC_PROCESS, 8 + 4 + 4 + 4 + 4 + (uint64_t)lc + 4 + le + 4);
-	if (!p)
-		return -1;
-	put_u64(&p, t);
-	put_u32(&p, (uint32_t)pid);
-	put_u32(&p, (uint32_t)ppid);
-	put_u32(&p, flags);
-	put_str(&p, comm, lc);
-	put_str(&p, exe, le);
-	put_u32(&p, (uint32_t)nspid);
-	return 0;
+	return rec_put(w, DF_REC_PROCESS, "8pp4ssp", t, pid, ppid, flags, comm, exe, nspid);
 }
 
 int df_write_thread(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, const char *comm)
 {
-	size_t lc = str_len(comm);
-	uint8_t *p;
-
-	p = rec_begin(w, DF_REC_THREAD, 8 + 4 + 4 + 4 + (uint64_t)lc);
-	if (!p)
-		return -1;
-	put_u64(&p, t);
-	put_u32(&p, (uint32_t)pid);
-	put_u32(&p, (uint32_t)tid);
-	put_str(&p, comm, lc);
-	return 0;
+	return rec_put(w, DF_REC_THREAD, "8pps", t, pid, tid, comm);
 }
 
 /* 0, or -1 after an error if the range [@start, @end) of @pid, @what, is empty. */
@@ -379,28 +432,13 @@ int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start,
 		     uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
 		     size_t build_id_len)
 {
-	size_t lp = str_len(path);
-	uint8_t *p;
-
 	if (w->failed || check_range(w, "mapping", pid, start, end))
 		return -1;
 	if (build_id_len > DF_BUILD_ID_MAX || (build_id_len && !build_id))
 		return xp_error("cannot write '%s': build-id of %zu bytes for '%s'", w->path,
 				build_id_len, path ? path : "");
-	p = rec_begin(w, DF_REC_MAPPING,
-		      8 + 4 + 4 + 8 + 8 + 8 + 4 + (uint64_t)lp + 1 + build_id_len);
-	if (!p)
-		return -1;
-	put_u64(&p, t);
-	put_u32(&p, (uint32_t)pid);
-	put_u32(&p, prot);
-	put_u64(&p, start);
-	put_u64(&p, end);
-	put_u64(&p, offset);
-	put_str(&p, path, lp);
-	put_u8(&p, (uint8_t)build_id_len);
-	put_bytes(&p, build_id, build_id_len);
-	return 0;
+	return rec_put(w, DF_REC_MAPPING, "8p4888s1b", t, pid, prot, start, end, offset, path,
+		       (int)build_id_len, build_id, build_id_len);
 }
 
 /* A checksum of the frames: only to tell two stacks given the same id apart. */
@@ -588,117 +626,53 @@ int df_write_sample(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint6
 int df_write_sample_record(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
 			   uint64_t weight)
 {
-	uint8_t *p;
-
-	p = rec_begin(w, DF_REC_SAMPLE, 8 + 4 + 4 + 8 + 8);
-	if (!p)
-		return -1;
-	put_u64(&p, t);
-	put_u32(&p, (uint32_t)pid);
-	put_u32(&p, (uint32_t)tid);
-	put_u64(&p, stack_id);
-	put_u64(&p, weight);
-	return 0;
+	return rec_put(w, DF_REC_SAMPLE, "8pp88", t, pid, tid, stack_id, weight);
 }
 
 int df_write_exit(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, int status)
 {
-	uint8_t *p;
-
-	p = rec_begin(w, DF_REC_EXIT, 8 + 4 + 4 + 4);
-	if (!p)
-		return -1;
-	put_u64(&p, t);
-	put_u32(&p, (uint32_t)pid);
-	put_u32(&p, (uint32_t)tid);
-	put_u32(&p, (uint32_t)status);
-	return 0;
+	return rec_put(w, DF_REC_EXIT, "8ppi", t, pid, tid, status);
 }
 
 int df_write_stat(struct df_writer *w, const char *name, uint64_t value)
 {
-	size_t ln = str_len(name);
-	uint8_t *p;
-
-	p = rec_begin(w, DF_REC_STAT, 4 + (uint64_t)ln + 8);
-	if (!p)
-		return -1;
-	put_str(&p, name, ln);
-	put_u64(&p, value);
-	return 0;
+	return rec_put(w, DF_REC_STAT, "s8", name, value);
 }
 
 int df_write_jitsym(struct df_writer *w, pid_t pid, uint64_t start, uint64_t size, const char *name,
 		    uint64_t t)
 {
-	size_t ln = str_len(name);
-	uint8_t *p;
-
-	p = rec_begin(w, DF_REC_JITSYM, 4 + 8 + 8 + 4 + (uint64_t)ln + 8);
-	if (!p)
-		return -1;
-	put_u32(&p, (uint32_t)pid);
-	put_u64(&p, start);
-	put_u64(&p, size);
-	put_str(&p, name, ln);
-	put_u64(&p, t); /* appended in a minor revision: older readers stop before it */
-	return 0;
+	/* t was appended in a minor revision: older readers stop before it. */
+	return rec_put(w, DF_REC_JITSYM, "p88s8", pid, start, size, name, t);
 }
 
 int df_write_meta(struct df_writer *w, const char *key, const char *value)
 {
-	size_t lk = str_len(key), lv = str_len(value);
-	uint8_t *p;
-
-	p = rec_begin(w, DF_REC_META, 4 + (uint64_t)lk + 4 + lv);
-	if (!p)
-		return -1;
-	put_str(&p, key, lk);
-	put_str(&p, value, lv);
-	return 0;
+	return rec_put(w, DF_REC_META, "ss", key, value);
 }
 
 int df_write_mark(struct df_writer *w, uint64_t t, uint32_t kind, const char *name)
 {
 	size_t ln = str_len(name);
-	uint8_t *p;
 
 	if (w->failed)
 		return -1;
 	if (ln > DF_MARK_NAME_MAX)
 		return xp_error("cannot write '%s': a phase name of %zu bytes", w->path, ln);
-	p = rec_begin(w, DF_REC_MARK, 8 + 4 + 4 + (uint64_t)ln);
-	if (!p)
-		return -1;
-	put_u64(&p, t);
-	put_u32(&p, kind);
-	put_str(&p, name, ln);
-	return 0;
+	return rec_put(w, DF_REC_MARK, "84s", t, kind, name);
 }
 
 int df_write_jitline(struct df_writer *w, pid_t pid, uint64_t start, uint64_t end, const char *file,
 		     uint32_t line)
 {
-	size_t lf = str_len(file);
-	uint8_t *p;
-
 	if (w->failed || check_range(w, "JIT line range", pid, start, end))
 		return -1;
-	p = rec_begin(w, DF_REC_JITLINE, 4 + 8 + 8 + 4 + 4 + (uint64_t)lf);
-	if (!p)
-		return -1;
-	put_u32(&p, (uint32_t)pid);
-	put_u64(&p, start);
-	put_u64(&p, end);
-	put_u32(&p, line);
-	put_str(&p, file, lf);
-	return 0;
+	return rec_put(w, DF_REC_JITLINE, "p884s", pid, start, end, line, file);
 }
 
 int df_write_vdso(struct df_writer *w, const void *image, size_t len)
 {
 	uint64_t sum;
-	uint8_t *p;
 	size_t i;
 
 	if (w->failed)
@@ -709,11 +683,8 @@ int df_write_vdso(struct df_writer *w, const void *image, size_t len)
 	for (i = 0; i < w->nr_vdso; i++)
 		if (w->vdso_sums[i] == sum)
 			return 0;
-	p = rec_begin(w, DF_REC_VDSO, 4 + (uint64_t)len);
-	if (!p)
+	if (rec_put(w, DF_REC_VDSO, "4b", (uint32_t)len, image, len))
 		return -1;
-	put_u32(&p, (uint32_t)len);
-	put_bytes(&p, image, len);
 	xp_grow((void **)&w->vdso_sums, &w->alloc_vdso, w->nr_vdso + 1, sizeof(*w->vdso_sums));
 	w->vdso_sums[w->nr_vdso++] = sum;
 	return 0;

@@ -14,6 +14,7 @@
 #include "sorted.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,61 +50,36 @@ static void index_free(struct profile_index *idx)
 
 	if (!idx)
 		return;
-	for (i = 0; i < idx->pid_cap; i++) {
-		free(idx->pids[i].procs);
-		free(idx->pids[i].maps);
-		free(idx->pids[i].max_end);
-		free(idx->pids[i].times);
-	}
-	free(idx->pids);
-	free(idx->stack_slots);
-	free(idx->threads);
-	free(idx);
+	for (i = 0; i < idx->pid_cap; i++)
+		XP_FREE_ALL(idx->pids[i].procs, idx->pids[i].maps, idx->pids[i].max_end,
+			    idx->pids[i].times);
+	XP_FREE_ALL(idx->pids, idx->stack_slots, idx->threads, idx);
 }
+
+/* free() member @m of each element of the profile's array @arr. */
+#define FREE_EACH(p, arr, m)                                                                       \
+	for (size_t i_ = 0; i_ < (p)->nr_##arr; i_++)                                              \
+	free((p)->arr[i_].m)
+
+/* free() members @m1 and @m2 of each element of the profile's array @arr. */
+#define FREE_EACH2(p, arr, m1, m2)                                                                 \
+	for (size_t i_ = 0; i_ < (p)->nr_##arr; i_++)                                              \
+	XP_FREE_ALL((p)->arr[i_].m1, (p)->arr[i_].m2)
 
 void profile_release(struct profile *p)
 {
-	size_t i;
-
-	for (i = 0; i < p->nr_procs; i++) {
-		free(p->procs[i].comm);
-		free(p->procs[i].exe);
-	}
-	for (i = 0; i < p->nr_threads; i++)
-		free(p->threads[i].comm);
-	for (i = 0; i < p->nr_maps; i++)
-		free(p->maps[i].path);
-	for (i = 0; i < p->nr_stacks; i++) {
-		free(p->stacks[i].pcs);
-		free(p->stacks[i].flags);
-	}
-	for (i = 0; i < p->nr_stats; i++)
-		free(p->stats[i].name);
-	for (i = 0; i < p->nr_metas; i++) {
-		free(p->metas[i].key);
-		free(p->metas[i].value);
-	}
-	for (i = 0; i < p->nr_jitsyms; i++)
-		free(p->jitsyms[i].name);
-	for (i = 0; i < p->nr_jitlines; i++)
-		free(p->jitlines[i].file);
-	for (i = 0; i < p->nr_vdsos; i++)
-		free(p->vdsos[i].image);
-	for (i = 0; i < p->nr_marks; i++)
-		free(p->marks[i].name);
-	free(p->procs);
-	free(p->threads);
-	free(p->maps);
-	free(p->stacks);
-	free(p->samples);
-	free(p->exits);
-	free(p->stats);
-	free(p->metas);
-	free(p->jitsyms);
-	free(p->jitlines);
-	free(p->vdsos);
-	free(p->marks);
-	free(p->name);
+	FREE_EACH2(p, procs, comm, exe);
+	FREE_EACH(p, threads, comm);
+	FREE_EACH(p, maps, path);
+	FREE_EACH2(p, stacks, pcs, flags);
+	FREE_EACH(p, stats, name);
+	FREE_EACH2(p, metas, key, value);
+	FREE_EACH(p, jitsyms, name);
+	FREE_EACH(p, jitlines, file);
+	FREE_EACH(p, vdsos, image);
+	FREE_EACH(p, marks, name);
+	XP_FREE_ALL(p->procs, p->threads, p->maps, p->stacks, p->samples, p->exits, p->stats,
+		    p->metas, p->jitsyms, p->jitlines, p->vdsos, p->marks, p->name);
 	index_free(p->idx);
 	memset(p, 0, sizeof(*p));
 }
@@ -184,6 +160,77 @@ static char *get_str(struct cur *c)
 	return s;
 }
 
+/* The size of a fixed-size field of get_fields(). */
+static size_t field_size(char type)
+{
+	return type == '1' ? 1 : type == '8' ? 8 : 4;
+}
+
+/*
+ * Decode the fields @fmt lists, in payload order, each into the object the
+ * next argument points to:
+ *
+ *   '1' u8 (uint8_t *)    '4' u32 (uint32_t *)    '8' u64 (uint64_t *)
+ *   'p' pid (pid_t *)     'i' u32 taken as signed (int32_t *)
+ *   's' str (char **: an owned C string, as get_str)
+ *
+ * The fixed-size fields after a '|' were appended by later minor revisions
+ * of the format: each is decoded only if the payload still holds it, else
+ * left as it was (an older file ends before it).  0; or -1 when a field
+ * overruns the payload, with @c->bad set and the strings decoded so far
+ * freed and set to NULL.
+ */
+static int get_fields(struct cur *c, const char *fmt, ...)
+{
+	char **strs[4];
+	size_t nr_strs = 0;
+	bool appended = false;
+	va_list ap;
+
+	va_start(ap, fmt);
+	for (; *fmt && !c->bad; fmt++) {
+		if (*fmt == '|') {
+			appended = true;
+			continue;
+		}
+		if (appended && cur_left(c) < field_size(*fmt))
+			break;
+		switch (*fmt) {
+		case '1':
+			*va_arg(ap, uint8_t *) = get_u8(c);
+			break;
+		case '4':
+			*va_arg(ap, uint32_t *) = get_u32(c);
+			break;
+		case '8':
+			*va_arg(ap, uint64_t *) = get_u64(c);
+			break;
+		case 'p':
+			*va_arg(ap, pid_t *) = get_pid(c);
+			break;
+		case 'i':
+			*va_arg(ap, int32_t *) = (int32_t)get_u32(c);
+			break;
+		case 's':
+			if (nr_strs == sizeof(strs) / sizeof(strs[0]))
+				XP_BUG("too many str fields");
+			strs[nr_strs] = va_arg(ap, char **);
+			*strs[nr_strs++] = get_str(c);
+			break;
+		default:
+			XP_BUG("unknown field type");
+		}
+	}
+	va_end(ap);
+	if (!c->bad)
+		return 0;
+	while (nr_strs--) {
+		free(*strs[nr_strs]);
+		*strs[nr_strs] = NULL;
+	}
+	return -1;
+}
+
 /* Reader state while loading. */
 struct rd {
 	struct profile *p;
@@ -197,91 +244,70 @@ struct rd {
 #define GROW(p, arr)                                                                               \
 	xp_grow((void **)&(p)->arr, &(p)->alloc_##arr, (p)->nr_##arr + 1, sizeof(*(p)->arr))
 
+/* Append @elem to the profile's array @arr.  An expression: 0, the parsers' success. */
+#define KEEP(p, arr, elem) (GROW(p, arr), (p)->arr[(p)->nr_##arr++] = (elem), 0)
+
+/*
+ * Decode the fields @fmt lists into the members of @elem that the
+ * arguments after it point to (see get_fields), then append @elem to the
+ * profile's array @arr: the whole of a record that is only fields.  0, or
+ * -1 when a field overruns the payload.
+ */
+#define READ_ELEM(r, c, arr, elem, fmt, ...)                                                       \
+	(get_fields(c, fmt, __VA_ARGS__) ? -1 : KEEP((r)->p, arr, elem))
+
+/*
+ * The record is corrupt because of @why (NULL: a field overran the
+ * payload): free @s, the string decoded from it, and fail.
+ */
+static int rd_reject(struct rd *r, char *s, const char *why)
+{
+	free(s);
+	r->why = why;
+	return -1;
+}
+
 static int parse_process(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
-	struct profile_process pr = {0};
+	struct profile_process pr = {.seq = r->p->records};
 
-	pr.t = get_u64(c);
-	pr.seq = p->records;
-	pr.pid = get_pid(c);
-	pr.ppid = get_pid(c);
-	pr.flags = get_u32(c);
-	pr.comm = get_str(c);
-	pr.exe = get_str(c);
-	/* Added in a minor revision: older files end before it (unknown). */
-	if (!c->bad && cur_left(c) >= 4)
-		pr.nspid = get_pid(c);
-	if (c->bad) {
-		free(pr.comm);
-		free(pr.exe);
-		return -1;
-	}
-	GROW(p, procs);
-	p->procs[p->nr_procs++] = pr;
-	return 0;
+	/* nspid was added in a minor revision: older files end before it (unknown). */
+	return READ_ELEM(r, c, procs, pr, "8pp4ss|p", &pr.t, &pr.pid, &pr.ppid, &pr.flags, &pr.comm,
+			 &pr.exe, &pr.nspid);
 }
 
 static int parse_thread(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_thread th = {0};
 
-	th.t = get_u64(c);
-	th.pid = get_pid(c);
-	th.tid = get_pid(c);
-	th.comm = get_str(c);
-	if (c->bad)
-		return -1;
-	GROW(p, threads);
-	p->threads[p->nr_threads++] = th;
-	return 0;
+	return READ_ELEM(r, c, threads, th, "8pps", &th.t, &th.pid, &th.tid, &th.comm);
 }
 
 static int parse_mapping(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
-	struct profile_mapping m = {0};
+	struct profile_mapping m = {.seq = r->p->records};
 	const uint8_t *id;
 
-	m.t = get_u64(c);
-	m.seq = p->records;
-	m.pid = get_pid(c);
-	m.prot = get_u32(c);
-	m.start = get_u64(c);
-	m.end = get_u64(c);
-	m.offset = get_u64(c);
-	m.path = get_str(c);
-	m.build_id_len = get_u8(c);
-	if (!c->bad && m.build_id_len > DF_BUILD_ID_MAX) {
-		r->why = "build-id longer than 64 bytes";
-		goto bad;
-	}
+	if (get_fields(c, "8p4888s1", &m.t, &m.pid, &m.prot, &m.start, &m.end, &m.offset, &m.path,
+		       &m.build_id_len))
+		return -1;
+	if (m.build_id_len > DF_BUILD_ID_MAX)
+		return rd_reject(r, m.path, "build-id longer than 64 bytes");
 	if (!cur_take(c, m.build_id_len, &id))
-		goto bad;
+		return rd_reject(r, m.path, NULL);
 	memcpy(m.build_id, id, m.build_id_len);
-	if (m.end <= m.start) {
-		r->why = "mapping ends before it starts";
-		goto bad;
-	}
-	GROW(p, maps);
-	p->maps[p->nr_maps++] = m;
-	return 0;
-bad:
-	free(m.path);
-	return -1;
+	if (m.end <= m.start)
+		return rd_reject(r, m.path, "mapping ends before it starts");
+	return KEEP(r->p, maps, m);
 }
 
 static int parse_stack(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_stack st = {0};
 	const uint8_t *fl = NULL;
 	uint32_t i;
 
-	st.id = get_u64(c);
-	st.nr = get_u32(c);
-	if (c->bad)
+	if (get_fields(c, "84", &st.id, &st.nr))
 		return -1;
 	/* 9 bytes a frame; compared in 64 bits so nothing overflows. */
 	if ((uint64_t)st.nr * 9 > (uint64_t)(c->end - c->p)) {
@@ -294,27 +320,15 @@ static int parse_stack(struct rd *r, struct cur *c)
 		st.pcs[i] = get_u64(c);
 	if (cur_take(c, st.nr, &fl))
 		memcpy(st.flags, fl, st.nr);
-	GROW(p, stacks);
-	p->stacks[p->nr_stacks++] = st;
-	return 0;
+	return KEEP(r->p, stacks, st);
 }
 
 static int parse_sample(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_sample s = {0};
 
-	s.t = get_u64(c);
-	s.pid = get_pid(c);
-	s.tid = get_pid(c);
-	s.stack_id = get_u64(c);
-	s.weight = get_u64(c);
-	if (c->bad)
-		return -1;
 	/* .stack is set once every stack is indexed (resolve_samples). */
-	GROW(p, samples);
-	p->samples[p->nr_samples++] = s;
-	return 0;
+	return READ_ELEM(r, c, samples, s, "8pp88", &s.t, &s.pid, &s.tid, &s.stack_id, &s.weight);
 }
 
 /* An unsigned LEB128 value of at most 64 bits. */
@@ -343,10 +357,9 @@ static int parse_samples(struct rd *r, struct cur *c)
 	struct profile_sample s = {0};
 	uint64_t t, dt;
 
-	s.pid = get_pid(c);
-	s.tid = get_pid(c);
-	t = get_u64(c);
-	while (!c->bad && c->p < c->end) {
+	if (get_fields(c, "pp8", &s.pid, &s.tid, &t))
+		return -1;
+	while (c->p < c->end) {
 		dt = get_varint(c);
 		s.stack_id = get_varint(c);
 		s.weight = get_varint(c);
@@ -357,141 +370,80 @@ static int parse_samples(struct rd *r, struct cur *c)
 		GROW(p, samples);
 		p->samples[p->nr_samples++] = s;
 	}
-	return c->bad ? -1 : 0;
+	return 0;
 }
 
 static int parse_exit(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_exit e = {0};
 
-	e.t = get_u64(c);
-	e.pid = get_pid(c);
-	e.tid = get_pid(c);
-	e.status = (int32_t)get_u32(c);
-	if (c->bad)
-		return -1;
-	GROW(p, exits);
-	p->exits[p->nr_exits++] = e;
-	return 0;
+	return READ_ELEM(r, c, exits, e, "8ppi", &e.t, &e.pid, &e.tid, &e.status);
 }
 
 static int parse_stat(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_stat s = {0};
 
-	s.name = get_str(c);
-	s.value = get_u64(c);
-	if (c->bad) {
-		free(s.name);
-		return -1;
-	}
-	GROW(p, stats);
-	p->stats[p->nr_stats++] = s;
-	return 0;
+	return READ_ELEM(r, c, stats, s, "s8", &s.name, &s.value);
 }
 
 static int parse_jitsym(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_jitsym j = {0};
 
-	j.pid = get_pid(c);
-	j.start = get_u64(c);
-	j.size = get_u64(c);
-	j.name = get_str(c);
 	/* The time it was named at, appended later: files without it have 0. */
-	if (!c->bad && (size_t)(c->end - c->p) >= 8)
-		j.t = get_u64(c);
-	if (c->bad)
-		return -1;
-	GROW(p, jitsyms);
-	p->jitsyms[p->nr_jitsyms++] = j;
-	return 0;
+	return READ_ELEM(r, c, jitsyms, j, "p88s|8", &j.pid, &j.start, &j.size, &j.name, &j.t);
 }
 
 static int parse_meta(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_meta m = {0};
 
-	m.key = get_str(c);
-	m.value = get_str(c);
-	if (c->bad) {
-		free(m.key);
-		free(m.value);
-		return -1;
-	}
-	GROW(p, metas);
-	p->metas[p->nr_metas++] = m;
-	return 0;
+	return READ_ELEM(r, c, metas, m, "ss", &m.key, &m.value);
 }
 
 static int parse_jitline(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_jitline j = {0};
 
-	j.pid = get_pid(c);
-	j.start = get_u64(c);
-	j.end = get_u64(c);
-	j.line = get_u32(c);
-	j.file = get_str(c);
-	if (c->bad)
+	if (get_fields(c, "p884s", &j.pid, &j.start, &j.end, &j.line, &j.file))
 		return -1;
-	if (j.end <= j.start) {
-		free(j.file);
-		r->why = "JIT line range ends before it starts";
-		return -1;
-	}
-	GROW(p, jitlines);
-	p->jitlines[p->nr_jitlines++] = j;
-	return 0;
+	if (j.end <= j.start)
+		return rd_reject(r, j.file, "JIT line range ends before it starts");
+	return KEEP(r->p, jitlines, j);
 }
 
 static int parse_vdso(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
-	uint32_t len = get_u32(c);
+	struct profile_vdso v = {0};
 	const uint8_t *b;
 
-	if (!cur_take(c, len, &b))
+	v.len = get_u32(c);
+	if (!cur_take(c, v.len, &b))
 		return -1;
-	if (!len || len > DF_VDSO_MAX) {
+	if (!v.len || v.len > DF_VDSO_MAX) {
 		r->why = "[vdso] image of an impossible size";
 		return -1;
 	}
-	GROW(p, vdsos);
-	p->vdsos[p->nr_vdsos].image = xp_malloc(len);
-	memcpy(p->vdsos[p->nr_vdsos].image, b, len);
-	p->vdsos[p->nr_vdsos++].len = len;
-	return 0;
+	v.image = xp_malloc(v.len);
+	memcpy(v.image, b, v.len);
+	return KEEP(r->p, vdsos, v);
 }
 
 static int parse_mark(struct rd *r, struct cur *c)
 {
-	struct profile *p = r->p;
 	struct profile_mark m = {0};
 
-	m.t = get_u64(c);
-	m.kind = get_u32(c);
-	m.name = get_str(c);
-	if (c->bad)
+	if (get_fields(c, "84s", &m.t, &m.kind, &m.name))
 		return -1;
-	if (strlen(m.name) > DF_MARK_NAME_MAX || (m.kind == DF_MARK_PHASE && !m.name[0])) {
-		free(m.name);
-		r->why = "phase mark with an empty or over-long name";
-		return -1;
-	}
+	if (strlen(m.name) > DF_MARK_NAME_MAX || (m.kind == DF_MARK_PHASE && !m.name[0]))
+		return rd_reject(r, m.name, "phase mark with an empty or over-long name");
 	/* A kind of a later revision: skipped, as a record of an unknown type. */
 	if (m.kind > DF_MARK_DISABLE) {
 		free(m.name);
 		return 0;
 	}
-	GROW(p, marks);
-	p->marks[p->nr_marks++] = m;
-	return 0;
+	return KEEP(r->p, marks, m);
 }
 
 /* One entry per line, indexed by type: clang-format would pack them. */
@@ -819,43 +771,36 @@ static const struct pid_index *pid_find(const struct profile *p, pid_t pid)
 	return pi && (pi->nr_procs || pi->nr_maps) ? pi : NULL;
 }
 
+/* -1, 0 or 1 as @x is below, equal to or above @y (any two integers of one type). */
+#define CMP(x, y) (((x) > (y)) - ((x) < (y)))
+
+/* The element of profile @arg's array @arr whose index the sort passes at @pi. */
+#define ELEM_AT(arg, arr, pi) (&((const struct profile *)(arg))->arr[*(const size_t *)(pi)])
+
 static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
+	return CMP(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
 static int cmp_proc_idx(const void *a, const void *b, void *arg)
 {
-	const struct profile_process *x = &((const struct profile *)arg)->procs[*(const size_t *)a];
-	const struct profile_process *y = &((const struct profile *)arg)->procs[*(const size_t *)b];
+	const struct profile_process *x = ELEM_AT(arg, procs, a), *y = ELEM_AT(arg, procs, b);
 
-	if (x->t != y->t)
-		return (x->t > y->t) - (x->t < y->t);
-	return (x->seq > y->seq) - (x->seq < y->seq);
+	return x->t != y->t ? CMP(x->t, y->t) : CMP(x->seq, y->seq);
 }
 
 static int cmp_map_idx(const void *a, const void *b, void *arg)
 {
-	const struct profile_mapping *x = &((const struct profile *)arg)->maps[*(const size_t *)a];
-	const struct profile_mapping *y = &((const struct profile *)arg)->maps[*(const size_t *)b];
+	const struct profile_mapping *x = ELEM_AT(arg, maps, a), *y = ELEM_AT(arg, maps, b);
 
-	if (x->start != y->start)
-		return (x->start > y->start) - (x->start < y->start);
-	return (x->seq > y->seq) - (x->seq < y->seq);
+	return x->start != y->start ? CMP(x->start, y->start) : CMP(x->seq, y->seq);
 }
 
 static int cmp_jit_idx(const void *a, const void *b, void *arg)
 {
-	const struct profile_jitsym *x =
-	    &((const struct profile *)arg)->jitsyms[*(const size_t *)a];
-	const struct profile_jitsym *y =
-	    &((const struct profile *)arg)->jitsyms[*(const size_t *)b];
+	const struct profile_jitsym *x = ELEM_AT(arg, jitsyms, a), *y = ELEM_AT(arg, jitsyms, b);
 
-	if (x->pid != y->pid)
-		return (x->pid > y->pid) - (x->pid < y->pid);
-	return (x->start > y->start) - (x->start < y->start);
+	return x->pid != y->pid ? CMP(x->pid, y->pid) : CMP(x->start, y->start);
 }
 
 /*
@@ -969,10 +914,8 @@ static int cmp_thread_idx(const void *a, const void *b, void *arg)
 	const struct profile_thread *y = &((const struct profile *)arg)->threads[j];
 
 	if (x->tid != y->tid)
-		return (x->tid > y->tid) - (x->tid < y->tid);
-	if (x->t != y->t)
-		return (x->t > y->t) - (x->t < y->t);
-	return (i > j) - (i < j);
+		return CMP(x->tid, y->tid);
+	return x->t != y->t ? CMP(x->t, y->t) : CMP(i, j);
 }
 
 static void index_threads(struct profile *p)
