@@ -31,22 +31,30 @@
 #define DF_REC_HDR_LEN	 8	     /* u32 type, u32 payload length */
 #define DF_BUILD_ID_MAX	 64	     /* longest build-id a mapping record may carry */
 
-/* Record types.  0 is never valid; types a reader does not know are skipped. */
-enum df_rec_type {
-	DF_REC_PROCESS = 1,  /* a process appears (start, fork, attach) or execs */
-	DF_REC_THREAD = 2,   /* a thread appears or is renamed */
-	DF_REC_MAPPING = 3,  /* an executable mapping */
-	DF_REC_STACK = 4,    /* an interned stack */
-	DF_REC_SAMPLE = 5,   /* one sample */
-	DF_REC_EXIT = 6,     /* a thread or process ended */
-	DF_REC_STAT = 7,     /* a named counter of the recorder (summary) */
-	DF_REC_JITSYM = 8,   /* a JIT symbol copied from a perf map or jitdump */
-	DF_REC_META = 9,     /* a key/value string: command line, hostname, ... */
-	DF_REC_SAMPLES = 10, /* samples of one thread, varint-delta encoded */
-	DF_REC_JITLINE = 11, /* the source line of a range of JIT code (from a jitdump) */
-	DF_REC_VDSO = 12,    /* an image of the kernel's [vdso], to name its functions */
-	DF_REC_MARK = 13,    /* a named phase starts, or sampling is enabled or disabled */
-};
+/*
+ * Record types, one X(NAME, name, number) each: the enum below makes
+ * DF_REC_NAME of them, and the reader (src/profile.c) its table of
+ * parse_name functions.  0 is never valid; types a reader does not know
+ * are skipped.
+ */
+#define DF_REC_TYPES(X)                                                                            \
+	X(PROCESS, process, 1)	/* a process appears (start, fork, attach) or execs */             \
+	X(THREAD, thread, 2)	/* a thread appears or is renamed */                               \
+	X(MAPPING, mapping, 3)	/* an executable mapping */                                        \
+	X(STACK, stack, 4)	/* an interned stack */                                            \
+	X(SAMPLE, sample, 5)	/* one sample */                                                   \
+	X(EXIT, exit, 6)	/* a thread or process ended */                                    \
+	X(STAT, stat, 7)	/* a named counter of the recorder (summary) */                    \
+	X(JITSYM, jitsym, 8)	/* a JIT symbol copied from a perf map or jitdump */               \
+	X(META, meta, 9)	/* a key/value string: command line, hostname, ... */              \
+	X(SAMPLES, samples, 10) /* samples of one thread, varint-delta encoded */                  \
+	X(JITLINE, jitline, 11) /* the source line of a range of JIT code (from a jitdump) */      \
+	X(VDSO, vdso, 12)	/* an image of the kernel's [vdso], to name its functions */       \
+	X(MARK, mark, 13)	/* a named phase starts, or sampling is enabled or disabled */
+
+#define DF_REC_ENUM_(NAME, name, number) DF_REC_##NAME = number,
+enum df_rec_type { DF_REC_TYPES(DF_REC_ENUM_) };
+#undef DF_REC_ENUM_
 
 #define DF_VDSO_MAX (1u << 20) /* a larger [vdso] image is not one */
 

@@ -446,27 +446,15 @@ static int parse_mark(struct rd *r, struct cur *c)
 	return KEEP(r->p, marks, m);
 }
 
-/* One entry per line, indexed by type: clang-format would pack them. */
-/* clang-format off */
+/* The parser of each record type, indexed by type (datafile.h's list). */
 static const struct {
 	const char *name;
 	int (*parse)(struct rd *r, struct cur *c);
 } rec_types[] = {
-	[DF_REC_PROCESS] = {"PROCESS", parse_process},
-	[DF_REC_THREAD]  = {"THREAD", parse_thread},
-	[DF_REC_MAPPING] = {"MAPPING", parse_mapping},
-	[DF_REC_STACK]   = {"STACK", parse_stack},
-	[DF_REC_SAMPLE]  = {"SAMPLE", parse_sample},
-	[DF_REC_EXIT]    = {"EXIT", parse_exit},
-	[DF_REC_STAT]    = {"STAT", parse_stat},
-	[DF_REC_JITSYM]  = {"JITSYM", parse_jitsym},
-	[DF_REC_META]    = {"META", parse_meta},
-	[DF_REC_SAMPLES] = {"SAMPLES", parse_samples},
-	[DF_REC_JITLINE] = {"JITLINE", parse_jitline},
-	[DF_REC_VDSO]    = {"VDSO", parse_vdso},
-	[DF_REC_MARK]    = {"MARK", parse_mark},
+#define REC_ROW(NAME, name, number) [DF_REC_##NAME] = {#NAME, parse_##name},
+    DF_REC_TYPES(REC_ROW)
+#undef REC_ROW
 };
-/* clang-format on */
 
 #define NR_REC_TYPES (sizeof(rec_types) / sizeof(rec_types[0]))
 
