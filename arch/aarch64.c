@@ -206,17 +206,12 @@ const struct xp_arch xp_arch_aarch64 = {
     .name = "aarch64",
     .e_machine = EM_AARCH64,
     .addr_bytes = 8,
-    .dwarf_pc = AARCH64_DWARF_PC,
-    .dwarf_sp = AARCH64_DWARF_SP,
-    .dwarf_fp = 29,
-    .dwarf_ra = 30,
+    .dwarf = {.pc = AARCH64_DWARF_PC, .sp = AARCH64_DWARF_SP, .fp = 29, .ra = 30},
     .nr_regs = XP_ARCH_NR_REGS(aarch64_regs),
     .regs = aarch64_regs,
     .prstatus_words = AARCH64_PRSTATUS_WORDS,
-    .stack_align = 16, /* AAPCS64: sp is 16-aligned, and x29 = sp when set */
-    .fp_off_prev_fp = 0,
-    .fp_off_ra = 8,
-    .fp_off_cfa = 16,
+    /* AAPCS64: sp is 16-aligned, and x29 = sp when set */
+    .frame = {.align = 16, .prev_fp = 0, .ra = 8, .cfa = 16},
     .min_call_len = 4,
     .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
     .unw_pc_reg = 32,

@@ -76,26 +76,35 @@ struct xp_arch_reg {
 
 #define XP_ARCH_REG_ZERO (-1)
 
+/* The DWARF register numbers of an arch's pc, stack pointer and frame pointer. */
+struct xp_arch_dwarf {
+	uint16_t pc, sp, fp;
+	int16_t ra; /* register holding the return address, -1: none (x86) */
+};
+
+/*
+ * The frame record: with fp the frame pointer of a frame, the caller's fp
+ * is at fp + prev_fp and the return address at fp + ra.  The caller's sp
+ * (the CFA) is fp + cfa.
+ */
+struct xp_arch_frame {
+	uint8_t align; /* SP/FP alignment required of a valid frame */
+	int8_t prev_fp, ra, cfa;
+};
+
 struct xp_arch {
 	const char *name; /* as printed by uname -m */
 	uint16_t e_machine;
 	uint8_t addr_bytes;
-	uint16_t dwarf_pc, dwarf_sp, dwarf_fp;
-	int16_t dwarf_ra;    /* register holding the return address, -1: none (x86) */
-	uint16_t nr_regs;    /* DWARF registers 0..nr_regs-1 are kept in xp_regs */
+	struct xp_arch_dwarf dwarf;
+	uint16_t nr_regs; /* DWARF registers 0..nr_regs-1 are kept in xp_regs */
 	/*
 	 * DWARF registers 0..nr_regs-1 in order: the name and where the
 	 * NT_PRSTATUS regset, of prstatus_words 8-byte words, holds each.
 	 */
 	const struct xp_arch_reg *regs;
 	uint8_t prstatus_words;
-	uint8_t stack_align; /* SP/FP alignment required of a valid frame */
-	/*
-	 * Frame record: with fp the frame pointer of a frame, the caller's fp is
-	 * at fp + fp_off_prev_fp and the return address at fp + fp_off_ra.
-	 * The caller's sp (the CFA) is fp + fp_off_cfa.
-	 */
-	int8_t fp_off_prev_fp, fp_off_ra, fp_off_cfa;
+	struct xp_arch_frame frame;
 	/* Length of the shortest call instruction, used to sanity-check return addresses. */
 	uint8_t min_call_len;
 	/*

@@ -165,18 +165,13 @@ const struct xp_arch xp_arch_riscv64 = {
     .name = "riscv64",
     .e_machine = EM_RISCV,
     .addr_bytes = 8,
-    .dwarf_pc = RISCV64_DWARF_PC,
-    .dwarf_sp = 2,
-    .dwarf_fp = 8,
-    .dwarf_ra = 1,
+    .dwarf = {.pc = RISCV64_DWARF_PC, .sp = 2, .fp = 8, .ra = 1},
     .nr_regs = XP_ARCH_NR_REGS(riscv64_regs),
     .regs = riscv64_regs,
     .prstatus_words = RISCV64_PRSTATUS_WORDS,
-    .stack_align = 16, /* psABI: sp 16-aligned; s0 is the CFA, a caller's sp */
-    .fp_off_prev_fp = -16,
-    .fp_off_ra = -8,
-    .fp_off_cfa = 0,
-    .min_call_len = 2, /* c.jalr */
+    /* psABI: sp 16-aligned; s0 is the CFA, a caller's sp */
+    .frame = {.align = 16, .prev_fp = -16, .ra = -8, .cfa = 0},
+    .min_call_len = 2,	       /* c.jalr */
     .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
     .unw_pc_reg = 64,
     .reg_name = riscv64_reg_name,

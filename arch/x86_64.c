@@ -180,10 +180,7 @@ const struct xp_arch xp_arch_x86_64 = {
     .name = "x86_64",
     .e_machine = EM_X86_64,
     .addr_bytes = 8,
-    .dwarf_pc = X86_64_DWARF_RIP,
-    .dwarf_sp = 7,
-    .dwarf_fp = 6,
-    .dwarf_ra = -1,
+    .dwarf = {.pc = X86_64_DWARF_RIP, .sp = 7, .fp = 6, .ra = -1},
     .nr_regs = XP_ARCH_NR_REGS(x86_64_regs),
     .regs = x86_64_regs,
     .prstatus_words = X86_64_PRSTATUS_WORDS,
@@ -191,10 +188,7 @@ const struct xp_arch xp_arch_x86_64 = {
      * rbp is 16-aligned in ABI-conforming code, but hand-written assembly
      * only guarantees 8; demanding 16 would cut valid chains.
      */
-    .stack_align = 8,
-    .fp_off_prev_fp = 0,
-    .fp_off_ra = 8,
-    .fp_off_cfa = 16,
+    .frame = {.align = 8, .prev_fp = 0, .ra = 8, .cfa = 16},
     .min_call_len = 2, /* call *%rax: ff d0 */
     .nr_restart_syscall = 219,
     .unw_pc_reg = 16,

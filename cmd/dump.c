@@ -153,7 +153,7 @@ static void take(const struct xp_arch *arch, struct stackcopy_src *mem, struct d
 		return;
 	d->copy = xp_malloc(DUMP_STACK_BYTES);
 	d->len = stackcopy_take(mem, d->copy, DUMP_STACK_BYTES,
-				xp_regs_get(&d->regs, arch->dwarf_sp), 0);
+				xp_regs_get(&d->regs, arch->dwarf.sp), 0);
 }
 
 static struct dump_thread *find(struct dump_thread *d, size_t nr, pid_t tid)
@@ -235,7 +235,7 @@ static void print_frames(struct dump_thread *d, const struct xp_arch *arch, stru
 	struct memread m;
 	unsigned int n, i;
 
-	memread_init(&m, pid, xp_regs_get(&d->regs, arch->dwarf_sp), d->copy, d->len);
+	memread_init(&m, pid, xp_regs_get(&d->regs, arch->dwarf.sp), d->copy, d->len);
 	n = unwind_stack(u, arch, &d->regs, &m, as, pcs, flags, max_depth + 1);
 	for (i = 0; i < n; i++) {
 		const struct xp_map *xm = NULL;

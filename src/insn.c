@@ -198,13 +198,13 @@ static void insn_frame_to_row(const struct xp_arch *arch, const struct insn_fram
 	row->end = pc + 1;
 	row->cfa.kind = CFI_REG;
 	if (f->fp_frame) {
-		row->cfa.reg = (uint8_t)arch->dwarf_fp;
+		row->cfa.reg = (uint8_t)arch->dwarf.fp;
 		row->cfa.off = f->fp_cfa;
 	} else {
-		row->cfa.reg = (uint8_t)arch->dwarf_sp;
+		row->cfa.reg = (uint8_t)arch->dwarf.sp;
 		row->cfa.off = f->sp_cfa;
 	}
-	row->ra_reg = (uint8_t)(arch->dwarf_ra < 0 ? arch->dwarf_pc : arch->dwarf_ra);
+	row->ra_reg = (uint8_t)(arch->dwarf.ra < 0 ? arch->dwarf.pc : arch->dwarf.ra);
 	row->ra.kind = f->ra_saved ? CFI_OFFSET : CFI_SAME;
 	row->ra.off = f->ra_save;
 	row->fp.kind = f->fp_saved ? CFI_OFFSET : CFI_SAME;
@@ -226,7 +226,7 @@ int insn_frame_row(struct insn_decoder *d, const struct xp_arch *arch, const uin
 	if (pc < start || pc - start > INSN_MAX_SCAN)
 		return -EINVAL;
 	/* At entry the call has just put the return address on the stack or in ra. */
-	if (arch->dwarf_ra < 0) {
+	if (arch->dwarf.ra < 0) {
 		f.sp_cfa = arch->addr_bytes;
 		f.ra_saved = true;
 		f.ra_save = -(int64_t)arch->addr_bytes;

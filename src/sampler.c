@@ -83,7 +83,7 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 		s->st->dropped_blocked++;
 		return NULL;
 	}
-	sp = xp_regs_get(&r->regs, s->arch->dwarf_sp);
+	sp = xp_regs_get(&r->regs, s->arch->dwarf.sp);
 	r->len = stackcopy_take(&smp_proc_of(s, th->proc)->mem, r->copy, copy_size(s, th), sp,
 				x->copy.need);
 	r->proc = th->proc;

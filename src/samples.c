@@ -300,7 +300,7 @@ static void maps_backoff(struct smp_proc *x, bool helped)
 static void maps_check_pc(struct sampler *s, const struct raw_sample *r)
 {
 	struct smp_proc *x = smp_proc_of(s, r->proc);
-	uint64_t pc = xp_regs_get(&r->regs, s->arch->dwarf_pc);
+	uint64_t pc = xp_regs_get(&r->regs, s->arch->dwarf.pc);
 
 	if (maps_due(s, r->proc, r->t) &&
 	    (!addrspace_is_exec(&x->as, pc) || maps_stale(s, x, pc) || in_jit_code(s, x, pc))) {
@@ -318,7 +318,7 @@ static unsigned int walk(struct sampler *s, const struct raw_sample *r, struct m
 	struct xp_process *p = r->proc;
 	unsigned int top = 0;
 
-	memread_init(m, p->exited ? 0 : p->pid, xp_regs_get(&r->regs, s->arch->dwarf_sp), r->copy,
+	memread_init(m, p->exited ? 0 : p->pid, xp_regs_get(&r->regs, s->arch->dwarf.sp), r->copy,
 		     r->len);
 	if (r->sys_nr >= 0) {
 		/* The blocking system call is the leaf, as in perf's off-CPU views. */
@@ -335,7 +335,7 @@ static void note_walk(struct sampler *s, const struct raw_sample *r, const struc
 		      uint64_t id)
 {
 	struct xp_thread *th = tracer_find(s->tr, r->tid);
-	uint64_t sp = xp_regs_get(&r->regs, s->arch->dwarf_sp);
+	uint64_t sp = xp_regs_get(&r->regs, s->arch->dwarf.sp);
 	struct smp_thread *x;
 
 	if (!th || th->proc != r->proc)

@@ -173,7 +173,7 @@ static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi
 		s->mod = m->mod;
 		s->vaddr = vaddr;
 		s->status =
-		    module_cfi_row(m->mod, vaddr, w->arch->dwarf_fp, w->arch->dwarf_sp, &s->row);
+		    module_cfi_row(m->mod, vaddr, w->arch->dwarf.fp, w->arch->dwarf.sp, &s->row);
 		if (s->status == -ENOENT && w->u->mode != UNWIND_DWARF)
 			s->status = uw_row_from_code(w, m->mod, vaddr, exact, &s->row);
 	}
@@ -210,10 +210,10 @@ static bool uw_is_after_call(struct uw_walk *w, uint64_t ra)
 /* Whether a row is exactly the frame-record rule: then the record is the CFI. */
 static bool uw_row_is_frame_record(const struct xp_arch *arch, const struct cfi_row *row)
 {
-	return row->cfa.kind == CFI_REG && row->cfa.reg == arch->dwarf_fp &&
-	       row->cfa.off == arch->fp_off_cfa && row->ra.kind == CFI_OFFSET &&
-	       row->ra.off == arch->fp_off_ra - arch->fp_off_cfa && row->fp.kind == CFI_OFFSET &&
-	       row->fp.off == arch->fp_off_prev_fp - arch->fp_off_cfa;
+	return row->cfa.kind == CFI_REG && row->cfa.reg == arch->dwarf.fp &&
+	       row->cfa.off == arch->frame.cfa && row->ra.kind == CFI_OFFSET &&
+	       row->ra.off == arch->frame.ra - arch->frame.cfa && row->fp.kind == CFI_OFFSET &&
+	       row->fp.off == arch->frame.prev_fp - arch->frame.cfa;
 }
 
 static int uw_read(struct uw_walk *w, uint64_t addr, unsigned int bytes, uint64_t *out)
@@ -507,8 +507,8 @@ static void uw_caller_init(const struct uw_walk *w, struct uw_frame *caller, uin
 	caller->regs.nr = 0;
 	caller->exact = false;
 	caller->pc = pc;
-	xp_regs_set(&caller->regs, arch->dwarf_pc, pc);
-	xp_regs_set(&caller->regs, arch->dwarf_sp, sp);
+	xp_regs_set(&caller->regs, arch->dwarf.pc, pc);
+	xp_regs_set(&caller->regs, arch->dwarf.sp, sp);
 }
 
 /* --- steps ------------------------------------------------------------------ */
@@ -521,29 +521,28 @@ static int uw_step_fp(struct uw_walk *w, const struct uw_frame *f, struct uw_fra
 {
 	const struct xp_arch *arch = w->arch;
 	uint64_t fp, sp, prev_fp, ra, rec;
-	int lo_off =
-	    arch->fp_off_prev_fp < arch->fp_off_ra ? arch->fp_off_prev_fp : arch->fp_off_ra;
+	int lo_off = arch->frame.prev_fp < arch->frame.ra ? arch->frame.prev_fp : arch->frame.ra;
 
-	if (uw_reg(&f->regs, arch->dwarf_fp, &fp) || uw_reg(&f->regs, arch->dwarf_sp, &sp))
+	if (uw_reg(&f->regs, arch->dwarf.fp, &fp) || uw_reg(&f->regs, arch->dwarf.sp, &sp))
 		return -EINVAL;
 	if (!fp)
 		return UW_STEP_END;
 	rec = fp + (uint64_t)(int64_t)lo_off;
-	if (fp % arch->stack_align || rec < sp || !uw_is_in_stack(w, rec) ||
-	    !uw_is_in_stack(w, fp + (uint64_t)(int64_t)arch->fp_off_cfa - 1))
+	if (fp % arch->frame.align || rec < sp || !uw_is_in_stack(w, rec) ||
+	    !uw_is_in_stack(w, fp + (uint64_t)(int64_t)arch->frame.cfa - 1))
 		return -EINVAL;
-	if (uw_read(w, fp + (uint64_t)(int64_t)arch->fp_off_prev_fp, arch->addr_bytes, &prev_fp) ||
-	    uw_read(w, fp + (uint64_t)(int64_t)arch->fp_off_ra, arch->addr_bytes, &ra))
+	if (uw_read(w, fp + (uint64_t)(int64_t)arch->frame.prev_fp, arch->addr_bytes, &prev_fp) ||
+	    uw_read(w, fp + (uint64_t)(int64_t)arch->frame.ra, arch->addr_bytes, &ra))
 		return -EFAULT;
 	ra = arch->strip_pc(&f->regs, ra);
 	if (!ra)
 		return UW_STEP_END;
 	if (!uw_is_code(w, ra))
 		return -EINVAL;
-	uw_caller_init(w, caller, ra, fp + (uint64_t)(int64_t)arch->fp_off_cfa);
-	xp_regs_set(&caller->regs, arch->dwarf_fp, prev_fp);
-	if (arch->dwarf_ra >= 0)
-		xp_regs_set(&caller->regs, (unsigned int)arch->dwarf_ra, ra);
+	uw_caller_init(w, caller, ra, fp + (uint64_t)(int64_t)arch->frame.cfa);
+	xp_regs_set(&caller->regs, arch->dwarf.fp, prev_fp);
+	if (arch->dwarf.ra >= 0)
+		xp_regs_set(&caller->regs, (unsigned int)arch->dwarf.ra, ra);
 	caller->regs.pac_mask = f->regs.pac_mask;
 	return UW_STEP_OK;
 }
@@ -567,15 +566,15 @@ static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct
 	if (row->ra.kind == CFI_UNDEF)
 		return UW_STEP_END; /* the outermost frame (_start, clone) says so */
 	/* "Same value" for the pc itself would loop on one frame. */
-	if (row->ra_reg == arch->dwarf_pc && row->ra.kind == CFI_SAME)
+	if (row->ra_reg == arch->dwarf.pc && row->ra.kind == CFI_SAME)
 		return -EINVAL;
 	ret = uw_apply_rule(w, row, &row->ra, row->ra_reg, &f->regs, cfa, &ra);
 	if (ret)
 		return -EINVAL;
-	ret = uw_apply_rule(w, row, &row->sp, arch->dwarf_sp, &f->regs, cfa, &sp);
+	ret = uw_apply_rule(w, row, &row->sp, arch->dwarf.sp, &f->regs, cfa, &sp);
 	if (ret || row->sp.kind == CFI_SAME)
 		sp = cfa; /* every psABI defines the CFA as the caller's sp */
-	have_fp = !uw_apply_rule(w, row, &row->fp, arch->dwarf_fp, &f->regs, cfa, &fp);
+	have_fp = !uw_apply_rule(w, row, &row->fp, arch->dwarf.fp, &f->regs, cfa, &fp);
 	ra = arch->strip_pc(&f->regs, ra);
 	if (!ra)
 		return UW_STEP_END;
@@ -587,14 +586,14 @@ static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct
 	 * may have no frame at all).  That also rules out loops.  A signal
 	 * trampoline's caller may be on another stack (sigaltstack).
 	 */
-	old_sp = xp_regs_get(&f->regs, arch->dwarf_sp);
+	old_sp = xp_regs_get(&f->regs, arch->dwarf.sp);
 	if (!row->signal &&
 	    (sp < old_sp || (sp == old_sp && !f->exact) || !uw_is_in_stack(w, sp - 1)))
 		return -EINVAL;
 	uw_caller_init(w, caller, ra, sp);
 	if (have_fp)
-		xp_regs_set(&caller->regs, arch->dwarf_fp, fp);
-	if (row->ra_reg != arch->dwarf_pc)
+		xp_regs_set(&caller->regs, arch->dwarf.fp, fp);
+	if (row->ra_reg != arch->dwarf.pc)
 		xp_regs_set(&caller->regs, row->ra_reg, ra);
 	caller->regs.pac_mask = f->regs.pac_mask;
 	/* Past a signal trampoline the caller was interrupted, not calling. */
@@ -668,16 +667,16 @@ static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const s
 	bool cfi;
 	int ret;
 
-	if (!xp_regs_has(regs, arch->dwarf_pc))
+	if (!xp_regs_has(regs, arch->dwarf.pc))
 		return 0;
 	f->regs = *regs;
-	f->pc = arch->strip_pc(regs, xp_regs_get(regs, arch->dwarf_pc));
+	f->pc = arch->strip_pc(regs, xp_regs_get(regs, arch->dwarf.pc));
 	f->exact = true;
 	pcs[n] = f->pc;
 	flags[n++] = XP_FRAME_EXACT;
-	if (!xp_regs_has(regs, arch->dwarf_sp))
+	if (!xp_regs_has(regs, arch->dwarf.sp))
 		return n;
-	uw_set_stack(w, xp_regs_get(regs, arch->dwarf_sp));
+	uw_set_stack(w, xp_regs_get(regs, arch->dwarf.sp));
 	for (;;) {
 		ret = uw_step(w, f, caller, &cfi);
 		if (ret) {
@@ -698,7 +697,7 @@ static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const s
 			u->stats.frames_fp++;
 		}
 		if (caller->exact)
-			uw_set_stack(w, xp_regs_get(&caller->regs, arch->dwarf_sp));
+			uw_set_stack(w, xp_regs_get(&caller->regs, arch->dwarf.sp));
 		pcs[n] = caller->pc;
 		flags[n++] = caller->exact ? XP_FRAME_EXACT : 0;
 		t = f;

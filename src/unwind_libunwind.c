@@ -155,7 +155,7 @@ static int lu_access_reg(unw_addr_space_t as LU_UNUSED, unw_regnum_t reg, unw_wo
 	if (write || !lu_cur || reg < 0)
 		return -UNW_EBADREG;
 	if (reg == lu_cur->arch->unw_pc_reg)
-		dwarf = lu_cur->arch->dwarf_pc;
+		dwarf = lu_cur->arch->dwarf.pc;
 	else if (reg < 32)
 		dwarf = (unsigned int)reg;
 	else
@@ -265,9 +265,9 @@ unsigned int lu_unwind(struct lu_unwinder *lu, const struct xp_arch *arch,
 	bool next_exact;
 	int ret;
 
-	if (!max || !xp_regs_has(regs, arch->dwarf_pc))
+	if (!max || !xp_regs_has(regs, arch->dwarf.pc))
 		return 0;
-	pcs[n] = arch->strip_pc(regs, xp_regs_get(regs, arch->dwarf_pc));
+	pcs[n] = arch->strip_pc(regs, xp_regs_get(regs, arch->dwarf.pc));
 	flags[n++] = XP_FRAME_EXACT;
 	if (!lu->as || pid <= 0 || !(walk.upt = upt_of(lu, pid)))
 		return n;

@@ -73,7 +73,7 @@ static ssize_t sample(pid_t pid, const struct xp_arch *arch, struct xp_regs *reg
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		return -1;
 	}
-	remote.iov_base = (void *)(uintptr_t)xp_regs_get(regs, arch->dwarf_sp);
+	remote.iov_base = (void *)(uintptr_t)xp_regs_get(regs, arch->dwarf.sp);
 	remote.iov_len = STACK_COPY;
 	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	ptrace(PTRACE_CONT, pid, NULL, NULL);
@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 		addrspace_load(&as);
 		got = sample(pid, arch, &regs, copy);
 		if (got > 0) {
-			memread_init(&mem, pid, xp_regs_get(&regs, arch->dwarf_sp), copy,
+			memread_init(&mem, pid, xp_regs_get(&regs, arch->dwarf.sp), copy,
 				     (size_t)got);
 			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES);
 		}
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 		for (i = -1; i < iters; i++) {
 			if (!i)
 				t0 = now();
-			memread_init(&mem, 0, xp_regs_get(&regs, arch->dwarf_sp), copy,
+			memread_init(&mem, 0, xp_regs_get(&regs, arch->dwarf.sp), copy,
 				     (size_t)got);
 			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES);
 			live += mem.live_reads;
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 		t0 = now();
 		for (i = 0; i < cold_iters; i++) {
 			u = unwinder_new((enum unwind_mode)k, MAX_FRAMES);
-			memread_init(&mem, 0, xp_regs_get(&regs, arch->dwarf_sp), copy,
+			memread_init(&mem, 0, xp_regs_get(&regs, arch->dwarf.sp), copy,
 				     (size_t)got);
 			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES);
 			unwinder_free(u);

@@ -291,7 +291,7 @@ static int test_module_vdso(void)
 		    module_vaddr(as.maps[i].mod, &as.maps[i], as.maps[i].start + start, &vaddr), 0);
 		T_EQ_U64(vaddr, start);
 		T_EQ_U64(
-		    module_cfi_row(as.maps[i].mod, start, arch->dwarf_fp, arch->dwarf_sp, &row), 0);
+		    module_cfi_row(as.maps[i].mod, start, arch->dwarf.fp, arch->dwarf.sp, &row), 0);
 		ret = T_OK;
 	}
 	addrspace_release(&as);

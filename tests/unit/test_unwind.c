@@ -44,8 +44,8 @@ static void put(uint64_t addr, uint64_t v)
 /* A frame record at @fp (the arch's layout) linking to @prev_fp and returning to @ra. */
 static void record(const struct xp_arch *a, uint64_t fp, uint64_t prev_fp, uint64_t ra)
 {
-	put(fp + (uint64_t)(int64_t)a->fp_off_prev_fp, prev_fp);
-	put(fp + (uint64_t)(int64_t)a->fp_off_ra, ra);
+	put(fp + (uint64_t)(int64_t)a->frame.prev_fp, prev_fp);
+	put(fp + (uint64_t)(int64_t)a->frame.ra, ra);
 }
 
 static void setup(struct fixture *fx, uint16_t machine, uint64_t fp)
@@ -57,11 +57,11 @@ static void setup(struct fixture *fx, uint16_t machine, uint64_t fp)
 	addrspace_load_text(&fx->as, maps);
 	fx->sp = STACK_BASE + 0x1000;
 	fx->regs.e_machine = machine;
-	xp_regs_set(&fx->regs, fx->arch->dwarf_pc, CODE + 0x50);
-	xp_regs_set(&fx->regs, fx->arch->dwarf_sp, fx->sp);
-	xp_regs_set(&fx->regs, fx->arch->dwarf_fp, fp);
-	if (fx->arch->dwarf_ra >= 0)
-		xp_regs_set(&fx->regs, (unsigned int)fx->arch->dwarf_ra, CODE + 0x999);
+	xp_regs_set(&fx->regs, fx->arch->dwarf.pc, CODE + 0x50);
+	xp_regs_set(&fx->regs, fx->arch->dwarf.sp, fx->sp);
+	xp_regs_set(&fx->regs, fx->arch->dwarf.fp, fp);
+	if (fx->arch->dwarf.ra >= 0)
+		xp_regs_set(&fx->regs, (unsigned int)fx->arch->dwarf.ra, CODE + 0x999);
 }
 
 /* Unwind in @mode; returns the frame count, pcs/flags filled. */

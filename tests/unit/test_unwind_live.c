@@ -345,7 +345,7 @@ static int run_target(const struct variant *v, const char *what, check_fn check)
 		T_ASSERT(waitpid(l.pid, &status, __WALL) == l.pid);
 		T_ASSERT(WIFSTOPPED(status) && status >> 16 == PTRACE_EVENT_STOP);
 		T_ASSERT(l.arch->regs_read(l.pid, &regs) == 0);
-		sp = xp_regs_get(&regs, l.arch->dwarf_sp);
+		sp = xp_regs_get(&regs, l.arch->dwarf.sp);
 		local.iov_base = copy;
 		local.iov_len = sizeof(copy);
 		remote.iov_base = (void *)(uintptr_t)sp;
