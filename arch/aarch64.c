@@ -56,7 +56,6 @@ static int aarch64_regs_from_prstatus(const void *buf, unsigned long len, struct
 	return xp_arch_prstatus_decode(&xp_arch_aarch64, buf, len, out);
 }
 
-#if defined(__aarch64__)
 /* The mask is a property of the kernel and CPU: read it once per process. */
 static _Atomic uint64_t aarch64_host_pac_mask;
 
@@ -84,7 +83,6 @@ static int aarch64_regs_read(pid_t tid, struct xp_regs *out)
 		out->pac_mask = aarch64_read_pac_mask(tid);
 	return ret;
 }
-#endif
 
 /* "[sp, #-0x20]!" (pre-index), "[sp, #0x10]" (offset) or "[sp], #0x20" (post-index). */
 static int aarch64_sp_addr(const char *p, int32_t *off, int *mode)
@@ -217,11 +215,7 @@ const struct xp_arch xp_arch_aarch64 = {
     .unw_pc_reg = 32,
     .reg_name = aarch64_reg_name,
     .strip_pc = aarch64_strip_pc,
-#if defined(__aarch64__)
     .regs_read = aarch64_regs_read,
-#else
-    .regs_read = xp_arch_regs_read_off_host,
-#endif
     .regs_from_prstatus = aarch64_regs_from_prstatus,
     .insn_effect = aarch64_insn_effect,
     .syscall_name = xp_arch_syscall_generic,

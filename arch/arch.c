@@ -2,7 +2,7 @@
 /*
  * The architecture registry: an explicit const table (elfutils machines[]),
  * lookup by ELF e_machine, and the choice of the host arch.  This is the
- * only place besides the arch files that names a host architecture macro.
+ * only place that names a host architecture macro.
  * Per-arch knowledge lives in arch/<name>.c, never here: what is below
  * works on the tables the arch files hand it.
  */
@@ -60,6 +60,11 @@ void xp_arch_cpu_relax(void)
 #endif
 }
 
+bool xp_arch_is_host(const struct xp_arch *arch)
+{
+	return arch == xp_arch_host();
+}
+
 long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
@@ -96,19 +101,14 @@ int xp_arch_prstatus_read(const struct xp_arch *arch, pid_t tid, struct xp_regs 
 	uint64_t raw[XP_ARCH_PRSTATUS_MAX];
 	long n;
 
+	if (!xp_arch_is_host(arch))
+		return -ENOSYS;
 	if (arch->prstatus_words > XP_ARCH_PRSTATUS_MAX)
 		return -EINVAL;
 	n = xp_arch_getregset(tid, NT_PRSTATUS, raw, arch->prstatus_words * sizeof(raw[0]));
 	if (n < 0)
 		return (int)n;
 	return xp_arch_prstatus_decode(arch, raw, (unsigned long)n, out);
-}
-
-int xp_arch_regs_read_off_host(pid_t tid, struct xp_regs *out)
-{
-	(void)tid;
-	(void)out;
-	return -ENOSYS;
 }
 
 uint64_t xp_arch_strip_pc_none(const struct xp_regs *regs, uint64_t pc)

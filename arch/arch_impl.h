@@ -22,6 +22,12 @@ extern const struct xp_arch xp_arch_aarch64;
 extern const struct xp_arch xp_arch_riscv64;
 
 /*
+ * Whether @arch is the one xprof was built for, the only one whose live
+ * registers it can read: every arch's regs_read asks this first.
+ */
+bool xp_arch_is_host(const struct xp_arch *arch);
+
+/*
  * PTRACE_GETREGSET of regset @type into @buf (@len bytes).  Returns the
  * number of bytes the kernel filled, or -errno.  Host-independent.
  */
@@ -49,12 +55,10 @@ int xp_arch_prstatus_decode(const struct xp_arch *arch, const void *buf, unsigne
 /*
  * Read the NT_PRSTATUS regset of the ptrace-stopped thread @tid with one
  * PTRACE_GETREGSET and decode it as @arch's.  0 or -errno (-EINVAL when
- * the kernel returned less than the regset).
+ * the kernel returned less than the regset, -ENOSYS when @arch is not the
+ * host, without a system call).
  */
 int xp_arch_prstatus_read(const struct xp_arch *arch, pid_t tid, struct xp_regs *out);
-
-/* The regs_read hook of an arch that is not the host: -ENOSYS, and nothing touched. */
-int xp_arch_regs_read_off_host(pid_t tid, struct xp_regs *out);
 
 /* The strip_pc hook of an arch whose code addresses carry no tag bits: @pc itself. */
 uint64_t xp_arch_strip_pc_none(const struct xp_regs *regs, uint64_t pc);

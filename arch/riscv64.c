@@ -65,12 +65,10 @@ static int riscv64_regs_from_prstatus(const void *buf, unsigned long len, struct
 	return xp_arch_prstatus_decode(&xp_arch_riscv64, buf, len, out);
 }
 
-#if defined(__riscv) && __riscv_xlen == 64
 static int riscv64_regs_read(pid_t tid, struct xp_regs *out)
 {
 	return xp_arch_prstatus_read(&xp_arch_riscv64, tid, out);
 }
-#endif
 
 /* "N(sp)": the offset.  0 or -EINVAL. */
 static int riscv64_sp_off(const char *p, int32_t *off)
@@ -176,11 +174,7 @@ const struct xp_arch xp_arch_riscv64 = {
     .unw_pc_reg = 64,
     .reg_name = riscv64_reg_name,
     .strip_pc = xp_arch_strip_pc_none,
-#if defined(__riscv) && __riscv_xlen == 64
     .regs_read = riscv64_regs_read,
-#else
-    .regs_read = xp_arch_regs_read_off_host,
-#endif
     .regs_from_prstatus = riscv64_regs_from_prstatus,
     .insn_effect = riscv64_insn_effect,
     .syscall_name = riscv64_syscall_name,

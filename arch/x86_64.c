@@ -11,12 +11,12 @@
 
 #include <elf.h>
 #include <errno.h>
-#if defined(__x86_64__)
 #include <sys/ptrace.h>
-#endif
 
 #define X86_64_PRSTATUS_WORDS 27
 #define X86_64_DWARF_RIP      16
+/* x86's PTRACE_GETREGS (<asm/ptrace-abi.h>), which aarch64's headers lack. */
+#define X86_64_PTRACE_GETREGS 12
 
 /* DWARF registers 0..16: name, and word of struct user_regs_struct. */
 static const struct xp_arch_reg x86_64_regs[] = {
@@ -52,21 +52,21 @@ static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct 
 	return 0;
 }
 
-#if defined(__x86_64__)
 static int x86_64_regs_read(pid_t tid, struct xp_regs *out)
 {
 	uint64_t raw[X86_64_PRSTATUS_WORDS];
 
+	if (!xp_arch_is_host(&xp_arch_x86_64))
+		return -ENOSYS;
 	/*
 	 * PTRACE_GETREGS fills struct user_regs_struct, NT_PRSTATUS's layout,
 	 * ~0.1 us sooner than PTRACE_GETREGSET (no iovec, no allocation):
 	 * this is inside every stop.
 	 */
-	if (ptrace(PTRACE_GETREGS, tid, 0, raw) < 0)
+	if (ptrace(X86_64_PTRACE_GETREGS, tid, 0, raw) < 0)
 		return -errno;
 	return x86_64_regs_from_prstatus(raw, sizeof(raw), out);
 }
-#endif
 
 /* Whether the first operand of @ops is @reg (the destination in Intel syntax). */
 static bool x86_64_dest_is(const char *ops, const char *reg)
@@ -194,11 +194,7 @@ const struct xp_arch xp_arch_x86_64 = {
     .unw_pc_reg = 16,
     .reg_name = x86_64_reg_name,
     .strip_pc = xp_arch_strip_pc_none,
-#if defined(__x86_64__)
     .regs_read = x86_64_regs_read,
-#else
-    .regs_read = xp_arch_regs_read_off_host,
-#endif
     .regs_from_prstatus = x86_64_regs_from_prstatus,
     .insn_effect = x86_64_insn_effect,
     .syscall_name = xp_arch_syscall_x86_64,
