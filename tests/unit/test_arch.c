@@ -198,6 +198,21 @@ static int test_x86_64_insn_effect(void)
 	    {"call", "rax", {.flags = XP_EFF_CALL}},
 	    {"mov", "rax, qword ptr [rbp - 8]", {0}},
 	    {"cmp", "rbp, rax", {0}},
+	    {"test", "rsp, rsp", {0}},
+	    {"retq", "", {.flags = XP_EFF_RETURN}},
+	    {"mov", "rsp, rbp", {.flags = XP_EFF_SP_FROM_FP}},
+	    {"lea", "rsp, [rbp]", {.flags = XP_EFF_SP_FROM_FP}},
+	    {"lea", "rsp, [rbp + 8]", {.flags = XP_EFF_SP_FROM_FP, .sp_from_fp = 8}},
+	    {"lea", "rsp, [rbp - -0x80000000]", {.flags = XP_EFF_SP_UNKNOWN}},
+	    {"lea", "rsp, [rbp + rax]", {.flags = XP_EFF_SP_UNKNOWN}},
+	    {"lea", "rsp, [rsp]", {0}},
+	    {"lea", "rsp, [rsp - 8]", {.sp_pre = -8}},
+	    {"lea", "rbp, [rsp]", {.flags = XP_EFF_SET_FP}},
+	    {"lea", "rbp, [rsp + 0x10]", {.flags = XP_EFF_SET_FP, .set_fp = 0x10}},
+	    {"lea", "rbp, [rsp - 8]", {.flags = XP_EFF_SET_FP, .set_fp = -8}},
+	    {"lea", "rbp, [rsp + rax]", {.flags = XP_EFF_FP_CLOBBER}},
+	    {"lea", "rbp, [rbp - 8]", {.flags = XP_EFF_FP_CLOBBER}},
+	    {"add", "rsp, -0x80000000", {.flags = XP_EFF_SP_UNKNOWN}},
 	};
 
 	return check_effects(EM_X86_64, c, N(c));
@@ -233,6 +248,16 @@ static int test_aarch64_insn_effect(void)
 	    {"blraaz", "x16", {.flags = XP_EFF_CALL}},
 	    {"br", "x16", {.flags = XP_EFF_JUMP}},
 	    {"add", "x0, x1, #1", {0}},
+	    {"retaa", "", {.flags = XP_EFF_RETURN}},
+	    {"retab", "", {.flags = XP_EFF_RETURN}},
+	    {"add", "x29, sp, x1", {.flags = XP_EFF_FP_CLOBBER}},
+	    {"add", "x29, sp, #0x10, lsl #12", {.flags = XP_EFF_FP_CLOBBER}},
+	    {"sub", "sp, x29, #0x10", {.flags = XP_EFF_SP_FROM_FP, .sp_from_fp = -0x10}},
+	    {"sub", "sp, x29, #-0x80000000", {.flags = XP_EFF_SP_UNKNOWN}},
+	    {"sub", "sp, x29, x1", {.flags = XP_EFF_SP_UNKNOWN}},
+	    {"sub", "sp, sp, #-0x80000000", {.flags = XP_EFF_SP_UNKNOWN}},
+	    {"add", "sp, sp, #-0x80000000", {.flags = XP_EFF_SP_UNKNOWN}},
+	    {"cmp", "x29, #0", {0}},
 	};
 
 	return check_effects(EM_AARCH64, c, N(c));
@@ -273,6 +298,20 @@ static int test_riscv64_insn_effect(void)
 	    {"jal", "-0x40", {.flags = XP_EFF_CALL}},
 	    {"c.j", "-0x66", {.flags = XP_EFF_JUMP}},
 	    {"c.beqz", "a1, 0x26", {0}},
+	    {"sd", "s0, 16(sp)", {.flags = XP_EFF_SAVE_FP, .save_fp = 16}},
+	    {"c.sdsp", "ra, -0x80000000(sp)", {.flags = XP_EFF_SAVE_RA, .save_ra = INT32_MIN}},
+	    {"sd", "ra, 8(a0)", {0}},
+	    {"c.ldsp", "s0, 0(sp)", {.flags = XP_EFF_RESTORE_FP}},
+	    {"ld", "ra, 8(a0)", {0}},
+	    {"ld", "s0, 8(a0)", {.flags = XP_EFF_FP_CLOBBER}},
+	    {"addi", "s0, sp, a0", {.flags = XP_EFF_FP_CLOBBER}},
+	    {"mv", "s0, sp", {.flags = XP_EFF_SET_FP}},
+	    {"mv", "sp, s0", {.flags = XP_EFF_SP_FROM_FP}},
+	    /* Taken as an sp adjustment first ("sp, " then no immediate). */
+	    {"addi", "sp, s0, -16", {.flags = XP_EFF_SP_UNKNOWN}},
+	    {"addi", "sp, sp, -0x80000000", {.sp_pre = INT32_MIN}},
+	    {"jr", "ra", {.flags = XP_EFF_RETURN}},
+	    {"c.jr", "ra, 0", {.flags = XP_EFF_JUMP}},
 	};
 
 	return check_effects(EM_RISCV, c, N(c));
