@@ -155,40 +155,42 @@ static void aarch64_sp_access(bool store, const char *ops, struct xp_insn_effect
 }
 
 /*
+ * The instructions of aarch64_insn_effect whose effect is fixed but for an
+ * immediate.  No rule of the function claims one of them too, so trying
+ * the table first keeps the order of the rules.
+ */
+static const struct xp_arch_insn aarch64_insns[] = {
+    {.mn = "ret retaa retab", .flags = XP_EFF_RETURN},
+    {.mn = "b br", .flags = XP_EFF_JUMP},
+    {.mn = "mov", .ops = "x29, sp", .flags = XP_EFF_SET_FP},
+    {.mn = "add", .ops = "x29, sp, %", .flags = XP_EFF_SET_FP, .imm = XP_ARCH_IMM_SET_FP},
+    {.mn = "mov", .ops = "sp, x29", .flags = XP_EFF_SP_FROM_FP},
+    {.mn = "sub",
+     .ops = "sp, x29, %",
+     .flags = XP_EFF_SP_FROM_FP,
+     .imm = XP_ARCH_IMM_SP_FROM_FP,
+     .neg = true},
+};
+
+/*
  * AAPCS64 prologues and epilogues as GCC and clang emit them: stp/ldp of
  * x29, x30 around sp, sub/add sp, mov/add x29, sp; ret/b end a path.
  */
 static void aarch64_insn_effect(const char *mn, const char *ops, struct xp_insn_effect *eff)
 {
 	const char *p;
-	int32_t v;
 
-	memset(eff, 0, sizeof(*eff));
+	if (xp_arch_insn_match(aarch64_insns, XP_ARCH_NR_INSNS(aarch64_insns), mn, ops, eff))
+		return;
 	if (!strcmp(mn, "stp") || !strcmp(mn, "str")) {
 		aarch64_sp_access(true, ops, eff);
 	} else if (!strcmp(mn, "ldp") || !strcmp(mn, "ldr")) {
 		aarch64_sp_access(false, ops, eff);
 		if (xp_arch_has_prefix(ops, "x29, ", NULL) && !(eff->flags & XP_EFF_RESTORE_FP))
 			eff->flags |= XP_EFF_FP_CLOBBER;
-	} else if (!strcmp(mn, "ret") || !strcmp(mn, "retaa") || !strcmp(mn, "retab")) {
-		eff->flags |= XP_EFF_RETURN;
-	} else if (!strcmp(mn, "b") || !strcmp(mn, "br")) {
-		eff->flags |= XP_EFF_JUMP;
 	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) &&
 		   xp_arch_has_prefix(ops, "sp, sp, ", &p)) {
 		xp_arch_sp_add_imm(p, mn[0] == 's', eff);
-	} else if (!strcmp(mn, "mov") && !strcmp(ops, "x29, sp")) {
-		eff->flags |= XP_EFF_SET_FP;
-	} else if (!strcmp(mn, "add") && xp_arch_has_prefix(ops, "x29, sp, ", &p) &&
-		   !xp_arch_parse_imm(&p, &v) && !*p) {
-		eff->flags |= XP_EFF_SET_FP;
-		eff->set_fp = v;
-	} else if (!strcmp(mn, "mov") && !strcmp(ops, "sp, x29")) {
-		eff->flags |= XP_EFF_SP_FROM_FP;
-	} else if (!strcmp(mn, "sub") && xp_arch_has_prefix(ops, "sp, x29, ", &p) &&
-		   !xp_arch_parse_imm(&p, &v) && !*p && v != INT32_MIN) {
-		eff->flags |= XP_EFF_SP_FROM_FP;
-		eff->sp_from_fp = -v;
 	} else if (!strcmp(mn, "bl") || !strncmp(mn, "blr", 3)) {
 		eff->flags |= XP_EFF_CALL; /* bl, blr, blraa, blraaz, blrab, blrabz */
 	} else if (!strncmp(mn, "cmp", 3) || !strncmp(mn, "tst", 3)) {

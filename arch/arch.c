@@ -156,3 +156,75 @@ bool xp_arch_has_prefix(const char *s, const char *prefix, const char **rest)
 		*rest = s + n;
 	return true;
 }
+
+/* Whether @word is one of the space-separated words of @list. */
+static bool arch_word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (*list) {
+		size_t len = strcspn(list, " ");
+
+		if (len == n && !strncmp(list, word, n))
+			return true;
+		list += len;
+		list += strspn(list, " ");
+	}
+	return false;
+}
+
+/* Whether @ops is @pat, where a "%" of @pat stands for an immediate, then in *@imm. */
+static bool arch_ops_match(const char *pat, const char *ops, int32_t *imm)
+{
+	const char *pct = strchr(pat, '%');
+
+	if (!pct)
+		return !strcmp(ops, pat);
+	if (strncmp(ops, pat, (size_t)(pct - pat)))
+		return false;
+	ops += pct - pat;
+	return !xp_arch_parse_imm(&ops, imm) && !strcmp(ops, pct + 1);
+}
+
+/* The field of @eff that @imm names, or NULL for XP_ARCH_IMM_NONE. */
+static int32_t *arch_imm_field(struct xp_insn_effect *eff, enum xp_arch_imm imm)
+{
+	switch (imm) {
+	case XP_ARCH_IMM_SP_FROM_FP:
+		return &eff->sp_from_fp;
+	case XP_ARCH_IMM_SP_PRE:
+		return &eff->sp_pre;
+	case XP_ARCH_IMM_SAVE_FP:
+		return &eff->save_fp;
+	case XP_ARCH_IMM_SAVE_RA:
+		return &eff->save_ra;
+	case XP_ARCH_IMM_SET_FP:
+		return &eff->set_fp;
+	case XP_ARCH_IMM_NONE:
+		break;
+	}
+	return NULL;
+}
+
+bool xp_arch_insn_match(const struct xp_arch_insn *table, size_t n, const char *mn, const char *ops,
+			struct xp_insn_effect *eff)
+{
+	size_t i;
+
+	memset(eff, 0, sizeof(*eff));
+	for (i = 0; i < n; i++) {
+		const struct xp_arch_insn *row = &table[i];
+		int32_t v = 0, *field;
+
+		if (!arch_word_in(row->mn, mn) || (row->ops && !arch_ops_match(row->ops, ops, &v)))
+			continue;
+		if (row->neg && v == INT32_MIN)
+			continue;
+		eff->flags = row->flags;
+		field = arch_imm_field(eff, row->imm);
+		if (field)
+			*field = row->neg ? -v : v;
+		return true;
+	}
+	return false;
+}

@@ -70,6 +70,43 @@ uint64_t xp_arch_strip_pc_none(const struct xp_regs *regs, uint64_t pc);
  */
 void xp_arch_sp_add_imm(const char *imm, bool sub, struct xp_insn_effect *eff);
 
+/* The field of struct xp_insn_effect that a row of an instruction table puts its immediate in. */
+enum xp_arch_imm {
+	XP_ARCH_IMM_NONE,	/* the immediate is only checked */
+	XP_ARCH_IMM_SP_FROM_FP, /* eff.sp_from_fp */
+	XP_ARCH_IMM_SP_PRE,	/* eff.sp_pre */
+	XP_ARCH_IMM_SAVE_FP,	/* eff.save_fp */
+	XP_ARCH_IMM_SAVE_RA,	/* eff.save_ra */
+	XP_ARCH_IMM_SET_FP,	/* eff.set_fp */
+};
+
+/*
+ * One row of an arch's table of instructions whose effect is fixed but for
+ * an immediate: the mnemonics it covers (separated by spaces), the operands
+ * exactly (NULL: any), and the effect: @flags, all else zero.  A "%" in
+ * @ops stands for an immediate (xp_arch_parse_imm), which goes to the @imm
+ * field of the effect, negated with @neg; a row whose immediate is missing,
+ * or whose negation overflows, does not match.
+ */
+struct xp_arch_insn {
+	const char *mn;
+	const char *ops;
+	uint32_t flags; /* enum xp_insn_eff_flags */
+	enum xp_arch_imm imm;
+	bool neg;
+};
+
+/*
+ * Classify @mn @ops by the first row of @table (@n rows) that matches it.
+ * Fills all of @eff: that row's effect, or zero when no row matches.
+ * Returns whether one matched.
+ */
+bool xp_arch_insn_match(const struct xp_arch_insn *table, size_t n, const char *mn, const char *ops,
+			struct xp_insn_effect *eff);
+
+/* The number of rows of an arch's instruction table. */
+#define XP_ARCH_NR_INSNS(table) (sizeof(table) / sizeof((table)[0]))
+
 /* System call names (generated: arch/syscalls_*.c).  NULL for an unknown number. */
 const char *xp_arch_syscall_x86_64(unsigned int nr);
 const char *xp_arch_syscall_generic(unsigned int nr);

@@ -70,13 +70,26 @@ static int riscv64_regs_read(pid_t tid, struct xp_regs *out)
 	return xp_arch_prstatus_read(&xp_arch_riscv64, tid, out);
 }
 
-/* "N(sp)": the offset.  0 or -EINVAL. */
-static int riscv64_sp_off(const char *p, int32_t *off)
-{
-	if (xp_arch_parse_imm(&p, off) || strcmp(p, "(sp)"))
-		return -EINVAL;
-	return 0;
-}
+/*
+ * The instructions of riscv64_insn_effect, "c." prefix removed, whose
+ * effect is fixed but for an immediate: tried after the sp adjustment,
+ * which claims "addi sp, s0, N" first, and before the other rules, which
+ * claim none of them.
+ */
+static const struct xp_arch_insn riscv64_insns[] = {
+    {.mn = "sd sdsp", .ops = "ra, %(sp)", .flags = XP_EFF_SAVE_RA, .imm = XP_ARCH_IMM_SAVE_RA},
+    {.mn = "sd sdsp", .ops = "s0, %(sp)", .flags = XP_EFF_SAVE_FP, .imm = XP_ARCH_IMM_SAVE_FP},
+    {.mn = "ld ldsp", .ops = "ra, %(sp)", .flags = XP_EFF_RESTORE_RA},
+    {.mn = "ld ldsp", .ops = "s0, %(sp)", .flags = XP_EFF_RESTORE_FP},
+    /* GCC's "addi s0, sp, N" is mostly the compressed c.addi4spn. */
+    {.mn = "addi addi4spn", .ops = "s0, sp, %", .flags = XP_EFF_SET_FP, .imm = XP_ARCH_IMM_SET_FP},
+    {.mn = "mv", .ops = "s0, sp", .flags = XP_EFF_SET_FP},
+    {.mn = "addi", .ops = "sp, s0, %", .flags = XP_EFF_SP_FROM_FP, .imm = XP_ARCH_IMM_SP_FROM_FP},
+    {.mn = "mv", .ops = "sp, s0", .flags = XP_EFF_SP_FROM_FP},
+    {.mn = "ret", .flags = XP_EFF_RETURN},
+    {.mn = "jr", .ops = "ra", .flags = XP_EFF_RETURN},
+    {.mn = "j jr", .flags = XP_EFF_JUMP},
+};
 
 /*
  * RISC-V prologues and epilogues (addi sp; sd/ld ra and s0 relative to sp;
@@ -91,50 +104,22 @@ static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 	const char *p;
 	int32_t v;
 
-	memset(eff, 0, sizeof(*eff));
 	if (xp_arch_has_prefix(mn, "c.", &p))
 		mn = p;
 	if ((!strcmp(mn, "addi") || !strcmp(mn, "addi16sp")) &&
 	    (xp_arch_has_prefix(ops, "sp, sp, ", &p) || xp_arch_has_prefix(ops, "sp, ", &p))) {
+		memset(eff, 0, sizeof(*eff));
 		if (xp_arch_parse_imm(&p, &v) || *p)
 			eff->flags |= XP_EFF_SP_UNKNOWN;
 		else
 			eff->sp_pre = v;
-	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) &&
-		   xp_arch_has_prefix(ops, "ra, ", &p) && !riscv64_sp_off(p, &v)) {
-		eff->flags |= XP_EFF_SAVE_RA;
-		eff->save_ra = v;
-	} else if ((!strcmp(mn, "sd") || !strcmp(mn, "sdsp")) &&
-		   xp_arch_has_prefix(ops, "s0, ", &p) && !riscv64_sp_off(p, &v)) {
-		eff->flags |= XP_EFF_SAVE_FP;
-		eff->save_fp = v;
-	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) &&
-		   xp_arch_has_prefix(ops, "ra, ", &p) && !riscv64_sp_off(p, &v)) {
-		eff->flags |= XP_EFF_RESTORE_RA;
-	} else if ((!strcmp(mn, "ld") || !strcmp(mn, "ldsp")) &&
-		   xp_arch_has_prefix(ops, "s0, ", &p) && !riscv64_sp_off(p, &v)) {
-		eff->flags |= XP_EFF_RESTORE_FP;
-	} else if ((!strcmp(mn, "addi") || !strcmp(mn, "addi4spn")) &&
-		   xp_arch_has_prefix(ops, "s0, sp, ", &p) && !xp_arch_parse_imm(&p, &v) && !*p) {
-		/* GCC's "addi s0, sp, N" is mostly the compressed c.addi4spn. */
-		eff->flags |= XP_EFF_SET_FP;
-		eff->set_fp = v;
-	} else if (!strcmp(mn, "mv") && !strcmp(ops, "s0, sp")) {
-		eff->flags |= XP_EFF_SET_FP;
-	} else if (!strcmp(mn, "addi") && xp_arch_has_prefix(ops, "sp, s0, ", &p) &&
-		   !xp_arch_parse_imm(&p, &v) && !*p) {
-		eff->flags |= XP_EFF_SP_FROM_FP;
-		eff->sp_from_fp = v;
-	} else if (!strcmp(mn, "mv") && !strcmp(ops, "sp, s0")) {
-		eff->flags |= XP_EFF_SP_FROM_FP;
-	} else if (!strcmp(mn, "call") || (!strncmp(mn, "jal", 3) && !strchr(ops, ',')) ||
-		   ((!strcmp(mn, "jal") || !strcmp(mn, "jalr")) &&
-		    xp_arch_has_prefix(ops, "ra,", NULL))) {
+		return;
+	}
+	if (xp_arch_insn_match(riscv64_insns, XP_ARCH_NR_INSNS(riscv64_insns), mn, ops, eff))
+		return;
+	if (!strcmp(mn, "call") || (!strncmp(mn, "jal", 3) && !strchr(ops, ',')) ||
+	    ((!strcmp(mn, "jal") || !strcmp(mn, "jalr")) && xp_arch_has_prefix(ops, "ra,", NULL))) {
 		eff->flags |= XP_EFF_CALL; /* links into ra: jal/jalr with rd = ra */
-	} else if (!strcmp(mn, "ret") || (!strcmp(mn, "jr") && !strcmp(ops, "ra"))) {
-		eff->flags |= XP_EFF_RETURN;
-	} else if (!strcmp(mn, "j") || !strcmp(mn, "jr")) {
-		eff->flags |= XP_EFF_JUMP;
 	} else if (!strcmp(mn, "sb") || !strcmp(mn, "sh") || !strcmp(mn, "sw") ||
 		   !strcmp(mn, "sd") || !strcmp(mn, "swsp") || !strcmp(mn, "sdsp") ||
 		   !strncmp(mn, "b", 1)) {

@@ -88,33 +88,39 @@ static bool x86_64_dest_is_fp(const char *ops)
 	       x86_64_dest_is(ops, "bp") || x86_64_dest_is(ops, "bpl");
 }
 
-/* "[rbp - 0x18]" or "[rbp + 8]" or "[rbp]" after @base: the displacement. */
-static int x86_64_mem_disp(const char *ops, const char *base, int32_t *disp)
-{
-	const char *p;
-	int32_t v;
-
-	if (!xp_arch_has_prefix(ops, base, &p))
-		return -EINVAL;
-	if (!strcmp(p, "]")) {
-		*disp = 0;
-		return 0;
-	}
-	if ((strncmp(p, " + ", 3) && strncmp(p, " - ", 3)))
-		return -EINVAL;
-	if (p[1] == '-') {
-		p += 3;
-		if (xp_arch_parse_imm(&p, &v) || strcmp(p, "]") || v == INT32_MIN)
-			return -EINVAL;
-		v = -v;
-	} else {
-		p += 3;
-		if (xp_arch_parse_imm(&p, &v) || strcmp(p, "]"))
-			return -EINVAL;
-	}
-	*disp = v;
-	return 0;
-}
+/*
+ * The instructions of x86_64_insn_effect whose effect is fixed but for an
+ * immediate, lea of rsp or rbp at "[rbp]", "[rbp + N]" or "[rbp - N]" (or
+ * rsp) among them.  No rule of the function claims one of them too, so
+ * trying the table first keeps the order of the rules.
+ */
+static const struct xp_arch_insn x86_64_insns[] = {
+    {.mn = "ret retq", .flags = XP_EFF_RETURN},
+    {.mn = "jmp", .flags = XP_EFF_JUMP},
+    {.mn = "mov", .ops = "rbp, rsp", .flags = XP_EFF_SET_FP},
+    {.mn = "mov", .ops = "rsp, rbp", .flags = XP_EFF_SP_FROM_FP},
+    {.mn = "lea", .ops = "rsp, [rbp]", .flags = XP_EFF_SP_FROM_FP},
+    {.mn = "lea",
+     .ops = "rsp, [rbp + %]",
+     .flags = XP_EFF_SP_FROM_FP,
+     .imm = XP_ARCH_IMM_SP_FROM_FP},
+    {.mn = "lea",
+     .ops = "rsp, [rbp - %]",
+     .flags = XP_EFF_SP_FROM_FP,
+     .imm = XP_ARCH_IMM_SP_FROM_FP,
+     .neg = true},
+    {.mn = "lea", .ops = "rsp, [rsp]"},
+    {.mn = "lea", .ops = "rsp, [rsp + %]", .imm = XP_ARCH_IMM_SP_PRE},
+    {.mn = "lea", .ops = "rsp, [rsp - %]", .imm = XP_ARCH_IMM_SP_PRE, .neg = true},
+    {.mn = "lea", .ops = "rbp, [rsp]", .flags = XP_EFF_SET_FP},
+    {.mn = "lea", .ops = "rbp, [rsp + %]", .flags = XP_EFF_SET_FP, .imm = XP_ARCH_IMM_SET_FP},
+    {.mn = "lea",
+     .ops = "rbp, [rsp - %]",
+     .flags = XP_EFF_SET_FP,
+     .imm = XP_ARCH_IMM_SET_FP,
+     .neg = true},
+    {.mn = "cmp test"}, /* reads its operands only */
+};
 
 /*
  * The instructions GCC and clang emit in x86-64 prologues and epilogues
@@ -125,9 +131,9 @@ static int x86_64_mem_disp(const char *ops, const char *base, int32_t *disp)
 static void x86_64_insn_effect(const char *mn, const char *ops, struct xp_insn_effect *eff)
 {
 	const char *p;
-	int32_t v;
 
-	memset(eff, 0, sizeof(*eff));
+	if (xp_arch_insn_match(x86_64_insns, XP_ARCH_NR_INSNS(x86_64_insns), mn, ops, eff))
+		return;
 	if (!strcmp(mn, "push") || !strcmp(mn, "pushfq")) {
 		eff->sp_pre = -8;
 		if (!strcmp(ops, "rbp")) {
@@ -143,32 +149,11 @@ static void x86_64_insn_effect(const char *mn, const char *ops, struct xp_insn_e
 	} else if (!strcmp(mn, "leave")) {
 		eff->flags |= XP_EFF_SP_FROM_FP | XP_EFF_RESTORE_FP;
 		eff->sp_post = 8;
-	} else if (!strcmp(mn, "ret") || !strcmp(mn, "retq")) {
-		eff->flags |= XP_EFF_RETURN;
-	} else if (!strcmp(mn, "jmp")) {
-		eff->flags |= XP_EFF_JUMP;
 	} else if ((!strcmp(mn, "sub") || !strcmp(mn, "add")) &&
 		   xp_arch_has_prefix(ops, "rsp, ", &p)) {
 		xp_arch_sp_add_imm(p, mn[0] == 's', eff);
-	} else if (!strcmp(mn, "mov") && !strcmp(ops, "rbp, rsp")) {
-		eff->flags |= XP_EFF_SET_FP;
-	} else if (!strcmp(mn, "mov") && !strcmp(ops, "rsp, rbp")) {
-		eff->flags |= XP_EFF_SP_FROM_FP;
-	} else if (!strcmp(mn, "lea") && xp_arch_has_prefix(ops, "rsp, [", &p) &&
-		   !x86_64_mem_disp(p, "rbp", &v)) {
-		eff->flags |= XP_EFF_SP_FROM_FP;
-		eff->sp_from_fp = v;
-	} else if (!strcmp(mn, "lea") && xp_arch_has_prefix(ops, "rsp, [", &p) &&
-		   !x86_64_mem_disp(p, "rsp", &v)) {
-		eff->sp_pre = v;
-	} else if (!strcmp(mn, "lea") && xp_arch_has_prefix(ops, "rbp, [", &p) &&
-		   !x86_64_mem_disp(p, "rsp", &v)) {
-		eff->flags |= XP_EFF_SET_FP;
-		eff->set_fp = v;
 	} else if (!strncmp(mn, "call", 4)) {
 		eff->flags |= XP_EFF_CALL; /* pushes, and the callee pops */
-	} else if (!strcmp(mn, "cmp") || !strcmp(mn, "test")) {
-		/* reads its operands only */
 	} else if (x86_64_dest_is_sp(ops)) {
 		eff->flags |= XP_EFF_SP_UNKNOWN; /* and rsp, -16; mov rsp, rax; ... */
 	} else if (x86_64_dest_is_fp(ops)) {
