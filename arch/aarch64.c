@@ -39,11 +39,6 @@ static const struct xp_arch_reg aarch64_regs[] = {
     {"x28", 28}, {"x29", 29}, {"x30", 30}, {"sp", 31},	{"pc", 32},
 };
 
-static const char *aarch64_reg_name(unsigned int dwarf_reg)
-{
-	return xp_arch_regs_name(&xp_arch_aarch64, dwarf_reg);
-}
-
 static uint64_t aarch64_strip_pc(const struct xp_regs *regs, uint64_t pc)
 {
 	uint64_t mask = regs && regs->pac_mask ? regs->pac_mask : AARCH64_PAC_DEFAULT;
@@ -215,7 +210,6 @@ const struct xp_arch xp_arch_aarch64 = {
     .min_call_len = 4,
     .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
     .unw_pc_reg = 32,
-    .reg_name = aarch64_reg_name,
     .strip_pc = aarch64_strip_pc,
     .regs_read = aarch64_regs_read,
     .regs_from_prstatus = aarch64_regs_from_prstatus,

@@ -74,7 +74,7 @@ long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len)
 	return (long)iov.iov_len;
 }
 
-const char *xp_arch_regs_name(const struct xp_arch *arch, unsigned int dwarf_reg)
+const char *xp_arch_reg_name(const struct xp_arch *arch, unsigned int dwarf_reg)
 {
 	return dwarf_reg < arch->nr_regs ? arch->regs[dwarf_reg].name : NULL;
 }

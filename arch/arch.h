@@ -117,7 +117,6 @@ struct xp_arch {
 	 * UNW_RISCV_PC); its numbers below 32 are the DWARF ones.
 	 */
 	uint16_t unw_pc_reg;
-	const char *(*reg_name)(unsigned int dwarf_reg);
 	/* Remove pointer-authentication (or other) tag bits from a code address. */
 	uint64_t (*strip_pc)(const struct xp_regs *regs, uint64_t pc);
 	/*
@@ -154,6 +153,8 @@ enum xp_regs_flags {
 const struct xp_arch *xp_arch_by_machine(uint16_t e_machine);
 /* The arch xprof was built for (the only one it can trace live). */
 const struct xp_arch *xp_arch_host(void);
+/* The name of DWARF register @dwarf_reg of @arch ("rbp"), or NULL when its snapshot has none. */
+const char *xp_arch_reg_name(const struct xp_arch *arch, unsigned int dwarf_reg);
 /*
  * The host CPU's spin-wait hint (x86 pause, arm yield, riscv pause, which
  * is a no-op fence where Zihintpause is missing): for busy loops.

@@ -41,9 +41,6 @@ int xp_arch_parse_imm(const char **p, int32_t *out);
 /* The number of entries of an arch's table of struct xp_arch_reg. */
 #define XP_ARCH_NR_REGS(table) (sizeof(table) / sizeof((table)[0]))
 
-/* The name of DWARF register @dwarf_reg of @arch (its regs[]), or NULL when it has none. */
-const char *xp_arch_regs_name(const struct xp_arch *arch, unsigned int dwarf_reg);
-
 /*
  * Decode a raw NT_PRSTATUS regset of @len bytes into @out, as the regs[]
  * table of @arch says: every register of it set, nothing else.  0, or

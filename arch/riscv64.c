@@ -55,11 +55,6 @@ static const struct xp_arch_reg riscv64_regs[] = {
     {"pc", 0},
 };
 
-static const char *riscv64_reg_name(unsigned int dwarf_reg)
-{
-	return xp_arch_regs_name(&xp_arch_riscv64, dwarf_reg);
-}
-
 static int riscv64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
 {
 	return xp_arch_prstatus_decode(&xp_arch_riscv64, buf, len, out);
@@ -157,7 +152,6 @@ const struct xp_arch xp_arch_riscv64 = {
     .min_call_len = 2,	       /* c.jalr */
     .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
     .unw_pc_reg = 64,
-    .reg_name = riscv64_reg_name,
     .strip_pc = xp_arch_strip_pc_none,
     .regs_read = riscv64_regs_read,
     .regs_from_prstatus = riscv64_regs_from_prstatus,

@@ -25,11 +25,6 @@ static const struct xp_arch_reg x86_64_regs[] = {
     {"r12", 3},	 {"r13", 2},  {"r14", 1},  {"r15", 0}, {"rip", 16},
 };
 
-static const char *x86_64_reg_name(unsigned int dwarf_reg)
-{
-	return xp_arch_regs_name(&xp_arch_x86_64, dwarf_reg);
-}
-
 static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
 {
 	if (xp_arch_prstatus_decode(&xp_arch_x86_64, buf, len, out))
@@ -177,7 +172,6 @@ const struct xp_arch xp_arch_x86_64 = {
     .min_call_len = 2, /* call *%rax: ff d0 */
     .nr_restart_syscall = 219,
     .unw_pc_reg = 16,
-    .reg_name = x86_64_reg_name,
     .strip_pc = xp_arch_strip_pc_none,
     .regs_read = x86_64_regs_read,
     .regs_from_prstatus = x86_64_regs_from_prstatus,

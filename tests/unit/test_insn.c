@@ -45,7 +45,7 @@ static int check_rows(const struct xp_arch *a, const uint8_t *code, size_t len,
 		    row.fp.kind != e[i].fp_kind ||
 		    (row.fp.kind == CFI_OFFSET && row.fp.off != e[i].fp_off)) {
 			fprintf(stderr, "%s +%llu: cfa %s%+lld ra %d/%lld fp %d/%lld\n", a->name,
-				(unsigned long long)e[i].pc, a->reg_name(row.cfa.reg),
+				(unsigned long long)e[i].pc, xp_arch_reg_name(a, row.cfa.reg),
 				(long long)row.cfa.off, row.ra.kind, (long long)row.ra.off,
 				row.fp.kind, (long long)row.fp.off);
 			ret = T_FAIL;
