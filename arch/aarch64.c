@@ -208,11 +208,11 @@ const struct xp_arch xp_arch_aarch64 = {
     /* AAPCS64: sp is 16-aligned, and x29 = sp when set */
     .frame = {.align = 16, .prev_fp = 0, .ra = 8, .cfa = 16},
     .min_call_len = 4,
-    .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
     .unw_pc_reg = 32,
+    /* nr_restart: asm-generic __NR_restart_syscall */
+    .syscall = {.name = xp_arch_syscall_generic, .nr_restart = 128},
     .strip_pc = aarch64_strip_pc,
     .regs_read = aarch64_regs_read,
     .regs_from_prstatus = aarch64_regs_from_prstatus,
     .insn_effect = aarch64_insn_effect,
-    .syscall_name = xp_arch_syscall_generic,
 };

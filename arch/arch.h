@@ -92,6 +92,22 @@ struct xp_arch_frame {
 	int8_t prev_fp, ra, cfa;
 };
 
+/* An arch's system calls. */
+struct xp_arch_syscalls {
+	/*
+	 * The name of system call @nr ("nanosleep"), or NULL when this arch
+	 * has no such call.  Pure; tables generated from the kernel's UAPI
+	 * headers by arch/gen-syscalls.sh.
+	 */
+	const char *(*name)(unsigned int nr);
+	/*
+	 * The number of restart_syscall(2): what a sleep interrupted by a
+	 * ptrace stop resumes as, so it is the same block as the call it
+	 * continues.
+	 */
+	uint16_t nr_restart;
+};
+
 struct xp_arch {
 	const char *name; /* as printed by uname -m */
 	uint16_t e_machine;
@@ -107,11 +123,6 @@ struct xp_arch {
 	struct xp_arch_frame frame;
 	/* Length of the shortest call instruction, used to sanity-check return addresses. */
 	uint8_t min_call_len;
-	/*
-	 * restart_syscall(2): what a sleep interrupted by a ptrace stop resumes
-	 * as, so it is the same block as the call it continues.
-	 */
-	uint16_t nr_restart_syscall;
 	/*
 	 * libunwind's number for the pc (UNW_X86_64_RIP, UNW_AARCH64_PC,
 	 * UNW_RISCV_PC); its numbers below 32 are the DWARF ones.
@@ -136,12 +147,7 @@ struct xp_arch {
 	 * analysis.  Pure; fills all of @eff.
 	 */
 	void (*insn_effect)(const char *mnemonic, const char *ops, struct xp_insn_effect *eff);
-	/*
-	 * The name of system call @nr ("nanosleep"), or NULL when this arch
-	 * has no such call.  Pure; tables generated from the kernel's UAPI
-	 * headers by arch/gen-syscalls.sh.
-	 */
-	const char *(*syscall_name)(unsigned int nr);
+	struct xp_arch_syscalls syscall;
 };
 
 enum xp_regs_flags {

@@ -149,12 +149,12 @@ const struct xp_arch xp_arch_riscv64 = {
     .prstatus_words = RISCV64_PRSTATUS_WORDS,
     /* psABI: sp 16-aligned; s0 is the CFA, a caller's sp */
     .frame = {.align = 16, .prev_fp = -16, .ra = -8, .cfa = 0},
-    .min_call_len = 2,	       /* c.jalr */
-    .nr_restart_syscall = 128, /* asm-generic __NR_restart_syscall */
+    .min_call_len = 2, /* c.jalr */
     .unw_pc_reg = 64,
+    /* nr_restart: asm-generic __NR_restart_syscall */
+    .syscall = {.name = riscv64_syscall_name, .nr_restart = 128},
     .strip_pc = xp_arch_strip_pc_none,
     .regs_read = riscv64_regs_read,
     .regs_from_prstatus = riscv64_regs_from_prstatus,
     .insn_effect = riscv64_insn_effect,
-    .syscall_name = riscv64_syscall_name,
 };

@@ -170,11 +170,10 @@ const struct xp_arch xp_arch_x86_64 = {
      */
     .frame = {.align = 8, .prev_fp = 0, .ra = 8, .cfa = 16},
     .min_call_len = 2, /* call *%rax: ff d0 */
-    .nr_restart_syscall = 219,
     .unw_pc_reg = 16,
+    .syscall = {.name = xp_arch_syscall_x86_64, .nr_restart = 219},
     .strip_pc = xp_arch_strip_pc_none,
     .regs_read = x86_64_regs_read,
     .regs_from_prstatus = x86_64_regs_from_prstatus,
     .insn_effect = x86_64_insn_effect,
-    .syscall_name = xp_arch_syscall_x86_64,
 };

@@ -395,7 +395,7 @@ static struct symbolizer *new_symbolizer(const struct report_opts *opts, const s
 	    .no_demangle = opts->no_demangle,
 	    .debug_dirs = opts->debug_dirs.v,
 	    .nr_debug_dirs = opts->debug_dirs.nr,
-	    .syscall_name = arch ? arch->syscall_name : NULL,
+	    .syscall_name = arch ? arch->syscall.name : NULL,
 	};
 	char cache[PATH_MAX];
 	struct symbolizer *s;

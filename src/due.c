@@ -134,9 +134,9 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
 	 * blocked: one entered between the tick and the stop), or the same
 	 * block as the last sample's.
 	 */
-	if (nr == s->arch->nr_restart_syscall && x->restart_nr >= 0)
+	if (nr == s->arch->syscall.nr_restart && x->restart_nr >= 0)
 		nr = x->restart_nr;
-	else if (nr == s->arch->nr_restart_syscall && x->last_sys_nr >= 0 && sp == x->last_sys_sp &&
+	else if (nr == s->arch->syscall.nr_restart && x->last_sys_nr >= 0 && sp == x->last_sys_sp &&
 		 pc == x->last_sys_pc)
 		nr = x->last_sys_nr;
 	x->blocked_nr = nr;

@@ -77,7 +77,7 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 	 * as restart_syscall once resumed: remember which call that is.
 	 */
 	if ((r->regs.flags & XP_REGS_SYSCALL_RESTART) &&
-	    r->regs.sys_nr != (uint32_t)s->arch->nr_restart_syscall)
+	    r->regs.sys_nr != (uint32_t)s->arch->syscall.nr_restart)
 		x->restart_nr = r->regs.sys_nr;
 	if (smp_stop_in_call(s, x, &r->regs)) {
 		s->st->dropped_blocked++;

@@ -40,9 +40,9 @@ static int test_registry_complete(void)
 		T_ASSERT(a->frame.ra != a->frame.prev_fp);
 		T_ASSERT(a->min_call_len >= 2);
 		T_ASSERT(a->strip_pc && a->regs_read && a->regs_from_prstatus && a->insn_effect &&
-			 a->syscall_name);
+			 a->syscall.name);
 		/* Every Linux arch numbers read, write and exit_group; none has 100000 calls. */
-		T_ASSERT(a->syscall_name(0) && a->syscall_name(100000) == NULL);
+		T_ASSERT(a->syscall.name(0) && a->syscall.name(100000) == NULL);
 		T_ASSERT(xp_arch_reg_name(a, a->dwarf.pc) && xp_arch_reg_name(a, a->dwarf.sp) &&
 			 xp_arch_reg_name(a, a->dwarf.fp));
 		if (a->dwarf.ra >= 0)
@@ -324,20 +324,20 @@ static int test_syscall_names(void)
 	const struct xp_arch *a64 = xp_arch_by_machine(EM_AARCH64);
 	const struct xp_arch *rv = xp_arch_by_machine(EM_RISCV);
 
-	T_EQ_STR(x86->syscall_name(0), "read");
-	T_EQ_STR(x86->syscall_name(35), "nanosleep");
-	T_EQ_STR(x86->syscall_name(202), "futex");
-	T_EQ_STR(x86->syscall_name(231), "exit_group");
-	T_EQ_STR(x86->syscall_name(230), "clock_nanosleep");
-	T_ASSERT(x86->syscall_name(335) == NULL); /* the gap after rseq (334) */
-	T_EQ_STR(a64->syscall_name(63), "read");
-	T_EQ_STR(a64->syscall_name(101), "nanosleep");
-	T_EQ_STR(a64->syscall_name(98), "futex");
-	T_EQ_STR(a64->syscall_name(79), "newfstatat");
-	T_EQ_STR(a64->syscall_name(222), "mmap");
-	T_EQ_STR(rv->syscall_name(101), "nanosleep");
-	T_EQ_STR(rv->syscall_name(259), "riscv_flush_icache");
-	T_ASSERT(a64->syscall_name(259) == NULL);
+	T_EQ_STR(x86->syscall.name(0), "read");
+	T_EQ_STR(x86->syscall.name(35), "nanosleep");
+	T_EQ_STR(x86->syscall.name(202), "futex");
+	T_EQ_STR(x86->syscall.name(231), "exit_group");
+	T_EQ_STR(x86->syscall.name(230), "clock_nanosleep");
+	T_ASSERT(x86->syscall.name(335) == NULL); /* the gap after rseq (334) */
+	T_EQ_STR(a64->syscall.name(63), "read");
+	T_EQ_STR(a64->syscall.name(101), "nanosleep");
+	T_EQ_STR(a64->syscall.name(98), "futex");
+	T_EQ_STR(a64->syscall.name(79), "newfstatat");
+	T_EQ_STR(a64->syscall.name(222), "mmap");
+	T_EQ_STR(rv->syscall.name(101), "nanosleep");
+	T_EQ_STR(rv->syscall.name(259), "riscv_flush_icache");
+	T_ASSERT(a64->syscall.name(259) == NULL);
 	return T_OK;
 }
 
