@@ -3,8 +3,8 @@
  * aarch64: DWARF register numbers (AADWARF64: x0..x30 = 0..30, sp = 31,
  * pc = 32), the AAPCS64 frame record ([x29] = caller x29, [x29 + 8] = saved
  * x30), the NT_PRSTATUS layout (struct user_pt_regs: x0..x30, sp, pc,
- * pstate; 272 bytes) and pointer-authentication stripping.  The decoder is
- * pure and built on every host; regs_read works on an aarch64 host only.
+ * pstate; 272 bytes) and pointer-authentication stripping.  All of it is
+ * built on every host; regs_read works on an aarch64 host only.
  */
 #include "arch.h"
 #include "arch_impl.h"
@@ -44,11 +44,6 @@ static uint64_t aarch64_strip_pc(const struct xp_regs *regs, uint64_t pc)
 	uint64_t mask = regs && regs->pac_mask ? regs->pac_mask : AARCH64_PAC_DEFAULT;
 
 	return pc & ~mask;
-}
-
-static int aarch64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
-{
-	return xp_arch_prstatus_decode(&xp_arch_aarch64, buf, len, out);
 }
 
 /* The mask is a property of the kernel and CPU: read it once per process. */
@@ -213,6 +208,5 @@ const struct xp_arch xp_arch_aarch64 = {
     .syscall = {.name = xp_arch_syscall_generic, .nr_restart = 128},
     .strip_pc = aarch64_strip_pc,
     .regs_read = aarch64_regs_read,
-    .regs_from_prstatus = aarch64_regs_from_prstatus,
     .insn_effect = aarch64_insn_effect,
 };

@@ -79,8 +79,8 @@ const char *xp_arch_reg_name(const struct xp_arch *arch, unsigned int dwarf_reg)
 	return dwarf_reg < arch->nr_regs ? arch->regs[dwarf_reg].name : NULL;
 }
 
-int xp_arch_prstatus_decode(const struct xp_arch *arch, const void *buf, unsigned long len,
-			    struct xp_regs *out)
+int xp_arch_regs_from_prstatus(const struct xp_arch *arch, const void *buf, unsigned long len,
+			       struct xp_regs *out)
 {
 	unsigned int i;
 
@@ -93,6 +93,8 @@ int xp_arch_prstatus_decode(const struct xp_arch *arch, const void *buf, unsigne
 
 		xp_regs_set(out, i, word == XP_ARCH_REG_ZERO ? 0 : xp_arch_word(buf, (size_t)word));
 	}
+	if (arch->prstatus_syscall)
+		arch->prstatus_syscall(buf, out);
 	return 0;
 }
 
@@ -108,7 +110,7 @@ int xp_arch_prstatus_read(const struct xp_arch *arch, pid_t tid, struct xp_regs 
 	n = xp_arch_getregset(tid, NT_PRSTATUS, raw, arch->prstatus_words * sizeof(raw[0]));
 	if (n < 0)
 		return (int)n;
-	return xp_arch_prstatus_decode(arch, raw, (unsigned long)n, out);
+	return xp_arch_regs_from_prstatus(arch, raw, (unsigned long)n, out);
 }
 
 uint64_t xp_arch_strip_pc_none(const struct xp_regs *regs, uint64_t pc)

@@ -137,10 +137,11 @@ struct xp_arch {
 	 */
 	int (*regs_read)(pid_t tid, struct xp_regs *out);
 	/*
-	 * Decode a raw NT_PRSTATUS regset (@len bytes) into @out.  Pure; used by
-	 * regs_read and by tests on canned regsets.  0 or -EINVAL.
+	 * Where the NT_PRSTATUS regset tells of a system call in progress,
+	 * set @out's XP_REGS_SYSCALL_* flags and sys_nr from @buf, a whole
+	 * regset; NULL where it does not.  Pure.
 	 */
-	int (*regs_from_prstatus)(const void *buf, unsigned long len, struct xp_regs *out);
+	void (*prstatus_syscall)(const void *buf, struct xp_regs *out);
 	/*
 	 * Classify one decoded instruction, given as the disassembler's
 	 * mnemonic and operand text (capstone syntax), for prologue/epilogue
@@ -159,6 +160,14 @@ enum xp_regs_flags {
 const struct xp_arch *xp_arch_by_machine(uint16_t e_machine);
 /* The arch xprof was built for (the only one it can trace live). */
 const struct xp_arch *xp_arch_host(void);
+/*
+ * Decode a raw NT_PRSTATUS regset of @arch (@len bytes) into @out: every
+ * register of its regs[] table, and the system call state where it has
+ * one.  Pure; used by regs_read and by tests on canned regsets.  0, or
+ * -EINVAL when @buf is NULL or shorter than the regset.
+ */
+int xp_arch_regs_from_prstatus(const struct xp_arch *arch, const void *buf, unsigned long len,
+			       struct xp_regs *out);
 /* The name of DWARF register @dwarf_reg of @arch ("rbp"), or NULL when its snapshot has none. */
 const char *xp_arch_reg_name(const struct xp_arch *arch, unsigned int dwarf_reg);
 /*

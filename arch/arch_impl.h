@@ -42,14 +42,6 @@ int xp_arch_parse_imm(const char **p, int32_t *out);
 #define XP_ARCH_NR_REGS(table) (sizeof(table) / sizeof((table)[0]))
 
 /*
- * Decode a raw NT_PRSTATUS regset of @len bytes into @out, as the regs[]
- * table of @arch says: every register of it set, nothing else.  0, or
- * -EINVAL when @buf is NULL or shorter than the regset.
- */
-int xp_arch_prstatus_decode(const struct xp_arch *arch, const void *buf, unsigned long len,
-			    struct xp_regs *out);
-
-/*
  * Read the NT_PRSTATUS regset of the ptrace-stopped thread @tid with one
  * PTRACE_GETREGSET and decode it as @arch's.  0 or -errno (-EINVAL when
  * the kernel returned less than the regset, -ENOSYS when @arch is not the

@@ -3,8 +3,8 @@
  * riscv64: DWARF register numbers (psABI: x0..x31 = 0..31; the pc has no
  * DWARF number, xprof keeps it as 32), the frame record below s0 ([s0 - 16]
  * = caller s0, [s0 - 8] = ra, s0 = CFA) and the NT_PRSTATUS layout (struct
- * user_regs_struct: pc, x1..x31; 256 bytes).  The decoder is pure and built
- * on every host; regs_read works on a riscv64 host only.
+ * user_regs_struct: pc, x1..x31; 256 bytes).  All of it is built on every
+ * host; regs_read works on a riscv64 host only.
  */
 #include "arch.h"
 #include "arch_impl.h"
@@ -54,11 +54,6 @@ static const struct xp_arch_reg riscv64_regs[] = {
     {"t6", 31},
     {"pc", 0},
 };
-
-static int riscv64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
-{
-	return xp_arch_prstatus_decode(&xp_arch_riscv64, buf, len, out);
-}
 
 static int riscv64_regs_read(pid_t tid, struct xp_regs *out)
 {
@@ -155,6 +150,5 @@ const struct xp_arch xp_arch_riscv64 = {
     .syscall = {.name = riscv64_syscall_name, .nr_restart = 128},
     .strip_pc = xp_arch_strip_pc_none,
     .regs_read = riscv64_regs_read,
-    .regs_from_prstatus = riscv64_regs_from_prstatus,
     .insn_effect = riscv64_insn_effect,
 };

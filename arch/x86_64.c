@@ -2,9 +2,9 @@
 /*
  * x86-64: DWARF register numbers (System V psABI, figure 3.36), the frame
  * record pushed by "push %rbp; mov %rsp,%rbp", and the NT_PRSTATUS layout
- * (struct user_regs_struct, <sys/user.h>, 27 words).  The decoder is pure
- * and built on every host; only regs_read talks to a live thread, and only
- * on an x86-64 host.
+ * (struct user_regs_struct, <sys/user.h>, 27 words) with the system call
+ * state it tells.  All of it is built on every host; only regs_read talks
+ * to a live thread, and only on an x86-64 host.
  */
 #include "arch.h"
 #include "arch_impl.h"
@@ -25,10 +25,8 @@ static const struct xp_arch_reg x86_64_regs[] = {
     {"r12", 3},	 {"r13", 2},  {"r14", 1},  {"r15", 0}, {"rip", 16},
 };
 
-static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct xp_regs *out)
+static void x86_64_prstatus_syscall(const void *buf, struct xp_regs *out)
 {
-	if (xp_arch_prstatus_decode(&xp_arch_x86_64, buf, len, out))
-		return -EINVAL;
 	/*
 	 * struct user_regs_struct: rax is word 10, orig_rax word 15.  A stop
 	 * inside a blocking call reports it before the restart is set up
@@ -44,7 +42,6 @@ static int x86_64_regs_from_prstatus(const void *buf, unsigned long len, struct 
 		if (rax == -512 || rax == -513 || rax == -514 || rax == -516)
 			out->flags |= XP_REGS_SYSCALL_RESTART;
 	}
-	return 0;
 }
 
 static int x86_64_regs_read(pid_t tid, struct xp_regs *out)
@@ -60,7 +57,7 @@ static int x86_64_regs_read(pid_t tid, struct xp_regs *out)
 	 */
 	if (ptrace(X86_64_PTRACE_GETREGS, tid, 0, raw) < 0)
 		return -errno;
-	return x86_64_regs_from_prstatus(raw, sizeof(raw), out);
+	return xp_arch_regs_from_prstatus(&xp_arch_x86_64, raw, sizeof(raw), out);
 }
 
 /* Whether the first operand of @ops is @reg (the destination in Intel syntax). */
@@ -174,6 +171,6 @@ const struct xp_arch xp_arch_x86_64 = {
     .syscall = {.name = xp_arch_syscall_x86_64, .nr_restart = 219},
     .strip_pc = xp_arch_strip_pc_none,
     .regs_read = x86_64_regs_read,
-    .regs_from_prstatus = x86_64_regs_from_prstatus,
+    .prstatus_syscall = x86_64_prstatus_syscall,
     .insn_effect = x86_64_insn_effect,
 };

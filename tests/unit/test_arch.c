@@ -39,8 +39,7 @@ static int test_registry_complete(void)
 		T_ASSERT(a->frame.align >= 8 && !(a->frame.align & (a->frame.align - 1)));
 		T_ASSERT(a->frame.ra != a->frame.prev_fp);
 		T_ASSERT(a->min_call_len >= 2);
-		T_ASSERT(a->strip_pc && a->regs_read && a->regs_from_prstatus && a->insn_effect &&
-			 a->syscall.name);
+		T_ASSERT(a->strip_pc && a->regs_read && a->insn_effect && a->syscall.name);
 		/* Every Linux arch numbers read, write and exit_group; none has 100000 calls. */
 		T_ASSERT(a->syscall.name(0) && a->syscall.name(100000) == NULL);
 		T_ASSERT(xp_arch_reg_name(a, a->dwarf.pc) && xp_arch_reg_name(a, a->dwarf.sp) &&
@@ -71,8 +70,8 @@ static int test_x86_64_prstatus(void)
 	struct xp_regs r;
 
 	canned(buf, 27);
-	T_EQ_U64(a->regs_from_prstatus(buf, sizeof(buf) - 1, &r), (uint64_t)-EINVAL);
-	T_EQ_U64(a->regs_from_prstatus(buf, sizeof(buf), &r), 0);
+	T_EQ_U64(xp_arch_regs_from_prstatus(a, buf, sizeof(buf) - 1, &r), (uint64_t)-EINVAL);
+	T_EQ_U64(xp_arch_regs_from_prstatus(a, buf, sizeof(buf), &r), 0);
 	T_EQ_U64(r.e_machine, EM_X86_64);
 	T_EQ_U64(r.nr, 17);
 	T_EQ_U64(r.valid, 0x1ffff);
@@ -95,8 +94,8 @@ static int test_aarch64_prstatus(void)
 	struct xp_regs r;
 
 	canned(buf, 34);
-	T_EQ_U64(a->regs_from_prstatus(buf, 271, &r), (uint64_t)-EINVAL);
-	T_EQ_U64(a->regs_from_prstatus(buf, sizeof(buf), &r), 0);
+	T_EQ_U64(xp_arch_regs_from_prstatus(a, buf, 271, &r), (uint64_t)-EINVAL);
+	T_EQ_U64(xp_arch_regs_from_prstatus(a, buf, sizeof(buf), &r), 0);
 	T_EQ_U64(r.e_machine, EM_AARCH64);
 	T_EQ_U64(xp_regs_get(&r, 0), 0x1000);
 	T_EQ_U64(xp_regs_get(&r, 29), 0x1000 + 29); /* fp */
@@ -122,8 +121,8 @@ static int test_riscv64_prstatus(void)
 	struct xp_regs r;
 
 	canned(buf, 32);
-	T_EQ_U64(a->regs_from_prstatus(buf, 255, &r), (uint64_t)-EINVAL);
-	T_EQ_U64(a->regs_from_prstatus(buf, sizeof(buf), &r), 0);
+	T_EQ_U64(xp_arch_regs_from_prstatus(a, buf, 255, &r), (uint64_t)-EINVAL);
+	T_EQ_U64(xp_arch_regs_from_prstatus(a, buf, sizeof(buf), &r), 0);
 	T_EQ_U64(r.e_machine, EM_RISCV);
 	T_ASSERT(xp_regs_has(&r, 0));
 	T_EQ_U64(xp_regs_get(&r, 0), 0);	  /* x0 */
