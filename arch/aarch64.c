@@ -170,7 +170,7 @@ static void aarch64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 {
 	const char *p;
 
-	if (xp_arch_insn_match(aarch64_insns, XP_ARCH_NR_INSNS(aarch64_insns), mn, ops, eff))
+	if (xp_arch_insn_match(aarch64_insns, XP_ARCH_NR(aarch64_insns), mn, ops, eff))
 		return;
 	if (!strcmp(mn, "stp") || !strcmp(mn, "str")) {
 		aarch64_sp_access(true, ops, eff);
@@ -197,7 +197,7 @@ const struct xp_arch xp_arch_aarch64 = {
     .e_machine = EM_AARCH64,
     .addr_bytes = 8,
     .dwarf = {.pc = AARCH64_DWARF_PC, .sp = AARCH64_DWARF_SP, .fp = 29, .ra = 30},
-    .nr_regs = XP_ARCH_NR_REGS(aarch64_regs),
+    .nr_regs = XP_ARCH_NR(aarch64_regs),
     .regs = aarch64_regs,
     .prstatus_words = AARCH64_PRSTATUS_WORDS,
     /* AAPCS64: sp is 16-aligned, and x29 = sp when set */

@@ -38,8 +38,8 @@ long xp_arch_getregset(pid_t tid, unsigned int type, void *buf, size_t len);
  * "#0x20", "#-0x10").  Advances *@p past it.  0 or -EINVAL.
  */
 int xp_arch_parse_imm(const char **p, int32_t *out);
-/* The number of entries of an arch's table of struct xp_arch_reg. */
-#define XP_ARCH_NR_REGS(table) (sizeof(table) / sizeof((table)[0]))
+/* The number of entries of one of an arch's tables (registers, instructions). */
+#define XP_ARCH_NR(table) (sizeof(table) / sizeof((table)[0]))
 
 /*
  * Read the NT_PRSTATUS regset of the ptrace-stopped thread @tid with one
@@ -92,9 +92,6 @@ struct xp_arch_insn {
  */
 bool xp_arch_insn_match(const struct xp_arch_insn *table, size_t n, const char *mn, const char *ops,
 			struct xp_insn_effect *eff);
-
-/* The number of rows of an arch's instruction table. */
-#define XP_ARCH_NR_INSNS(table) (sizeof(table) / sizeof((table)[0]))
 
 /* System call names (generated: arch/syscalls_*.c).  NULL for an unknown number. */
 const char *xp_arch_syscall_x86_64(unsigned int nr);

@@ -105,7 +105,7 @@ static void riscv64_insn_effect(const char *mn, const char *ops, struct xp_insn_
 			eff->sp_pre = v;
 		return;
 	}
-	if (xp_arch_insn_match(riscv64_insns, XP_ARCH_NR_INSNS(riscv64_insns), mn, ops, eff))
+	if (xp_arch_insn_match(riscv64_insns, XP_ARCH_NR(riscv64_insns), mn, ops, eff))
 		return;
 	if (!strcmp(mn, "call") || (!strncmp(mn, "jal", 3) && !strchr(ops, ',')) ||
 	    ((!strcmp(mn, "jal") || !strcmp(mn, "jalr")) && xp_arch_has_prefix(ops, "ra,", NULL))) {
@@ -139,7 +139,7 @@ const struct xp_arch xp_arch_riscv64 = {
     .e_machine = EM_RISCV,
     .addr_bytes = 8,
     .dwarf = {.pc = RISCV64_DWARF_PC, .sp = 2, .fp = 8, .ra = 1},
-    .nr_regs = XP_ARCH_NR_REGS(riscv64_regs),
+    .nr_regs = XP_ARCH_NR(riscv64_regs),
     .regs = riscv64_regs,
     .prstatus_words = RISCV64_PRSTATUS_WORDS,
     /* psABI: sp 16-aligned; s0 is the CFA, a caller's sp */

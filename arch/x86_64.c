@@ -124,7 +124,7 @@ static void x86_64_insn_effect(const char *mn, const char *ops, struct xp_insn_e
 {
 	const char *p;
 
-	if (xp_arch_insn_match(x86_64_insns, XP_ARCH_NR_INSNS(x86_64_insns), mn, ops, eff))
+	if (xp_arch_insn_match(x86_64_insns, XP_ARCH_NR(x86_64_insns), mn, ops, eff))
 		return;
 	if (!strcmp(mn, "push") || !strcmp(mn, "pushfq")) {
 		eff->sp_pre = -8;
@@ -158,7 +158,7 @@ const struct xp_arch xp_arch_x86_64 = {
     .e_machine = EM_X86_64,
     .addr_bytes = 8,
     .dwarf = {.pc = X86_64_DWARF_RIP, .sp = 7, .fp = 6, .ra = -1},
-    .nr_regs = XP_ARCH_NR_REGS(x86_64_regs),
+    .nr_regs = XP_ARCH_NR(x86_64_regs),
     .regs = x86_64_regs,
     .prstatus_words = X86_64_PRSTATUS_WORDS,
     /*
