@@ -85,22 +85,26 @@ static void put_u8(uint8_t **p, uint8_t v)
 	*(*p)++ = v;
 }
 
+/* Write the low @n bytes of @v, little-endian. */
+static void put_le(uint8_t **p, uint64_t v, size_t n)
+{
+	for (; n; n--, v >>= 8)
+		put_u8(p, (uint8_t)v);
+}
+
 static void put_u16(uint8_t **p, uint16_t v)
 {
-	put_u8(p, (uint8_t)v);
-	put_u8(p, (uint8_t)(v >> 8));
+	put_le(p, v, 2);
 }
 
 static void put_u32(uint8_t **p, uint32_t v)
 {
-	put_u16(p, (uint16_t)v);
-	put_u16(p, (uint16_t)(v >> 16));
+	put_le(p, v, 4);
 }
 
 static void put_u64(uint8_t **p, uint64_t v)
 {
-	put_u32(p, (uint32_t)v);
-	put_u32(p, (uint32_t)(v >> 32));
+	put_le(p, v, 8);
 }
 
 static void put_bytes(uint8_t **p, const void *s, size_t len)
@@ -311,13 +315,6 @@ static uint8_t *rec_begin(struct df_writer *w, uint32_t type, uint64_t payload_l
 	put_u32(&p, (uint32_t)payload_len);
 	w->len += DF_REC_HDR_LEN + (size_t)payload_len;
 	return p;
-}
-
-/* Write the low @n bytes of @v, little-endian. */
-static void put_le(uint8_t **p, uint64_t v, size_t n)
-{
-	for (; n; n--, v >>= 8)
-		put_u8(p, (uint8_t)v);
 }
 
 /*
