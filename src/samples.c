@@ -440,24 +440,14 @@ void smp_drain_old_image(struct sampler *s, struct xp_process *p)
 	capture_note(&s->cap, &smp_proc_of(s, p)->as, &s->stacks);
 }
 
-/* A statistic record's name and value; a NULL name ends a group of them. */
+/* A statistic record's name and value. */
 struct smp_stat {
 	const char *name;
 	uint64_t v;
 };
 
-/*
- * Write the group of statistics that starts at @stats.  Returns the row
- * after the one that ends it (where the next group starts), or NULL once a
- * write failed.
- */
-static const struct smp_stat *write_stat_group(struct sampler *s, const struct smp_stat *stats)
-{
-	for (; stats->name; stats++)
-		if (smp_check_write(s, df_write_stat(s->w, stats->name, stats->v)))
-			return NULL;
-	return stats + 1;
-}
+/* The rows at the end of smp_write_stats' table that only -g check writes. */
+#define SMP_CHECK_STATS 5
 
 void smp_write_part_stats(struct sampler *s, uint64_t sampled_ns)
 {
@@ -506,22 +496,19 @@ void smp_write_stats(struct sampler *s)
 	    {"capture_modules", st->capture.modules},
 	    {"capture_bytes", st->capture.bytes},
 	    {"capture_ns", st->capture.ns},
-	    {NULL, 0},
-	    /* -g check only: how often libunwind disagreed with the native walk (unwind.h). */
+	    /* -g check: how often libunwind disagreed with the native walk (unwind.h). */
 	    {"unwind_checked", us->check_stacks},
 	    {"unwind_differ", us->check_differ},
 	    {"unwind_differ_pc", us->check_pc},
 	    {"unwind_differ_libunwind_shorter", us->check_lu_shorter},
 	    {"unwind_differ_native_shorter", us->check_native_shorter},
-	    {NULL, 0},
 	};
-	const struct smp_stat *check;
+	size_t i, n = sizeof(stats) / sizeof(stats[0]) - (us->check_stacks ? 0 : SMP_CHECK_STATS);
 
-	smp_write_part_stats(s, st->duration_ns);
-	check = write_stat_group(s, stats);
-	if (!check || !us->check_stacks)
-		return;
 	s->st->unwind_checked = us->check_stacks;
 	s->st->unwind_differ = us->check_differ;
-	write_stat_group(s, check);
+	smp_write_part_stats(s, st->duration_ns);
+	for (i = 0; i < n; i++)
+		if (smp_check_write(s, df_write_stat(s->w, stats[i].name, stats[i].v)))
+			return;
 }
