@@ -62,9 +62,9 @@ static int riscv64_regs_read(pid_t tid, struct xp_regs *out)
 
 /*
  * The instructions of riscv64_insn_effect, "c." prefix removed, whose
- * effect is fixed but for an immediate: tried after the sp adjustment,
- * which claims "addi sp, s0, N" first, and before the other rules, which
- * claim none of them.
+ * effect is fixed but for an immediate: tried after the sp adjustment
+ * and before the other rules, which claim none of them.  "addi sp, s0, N"
+ * has no row: the sp adjustment claims it first, and finds no immediate.
  */
 static const struct xp_arch_insn riscv64_insns[] = {
     {.mn = "sd sdsp", .ops = "ra, %(sp)", .flags = XP_EFF_SAVE_RA, .imm = XP_ARCH_IMM_SAVE_RA},
@@ -74,7 +74,6 @@ static const struct xp_arch_insn riscv64_insns[] = {
     /* GCC's "addi s0, sp, N" is mostly the compressed c.addi4spn. */
     {.mn = "addi addi4spn", .ops = "s0, sp, %", .flags = XP_EFF_SET_FP, .imm = XP_ARCH_IMM_SET_FP},
     {.mn = "mv", .ops = "s0, sp", .flags = XP_EFF_SET_FP},
-    {.mn = "addi", .ops = "sp, s0, %", .flags = XP_EFF_SP_FROM_FP, .imm = XP_ARCH_IMM_SP_FROM_FP},
     {.mn = "mv", .ops = "sp, s0", .flags = XP_EFF_SP_FROM_FP},
     {.mn = "ret", .flags = XP_EFF_RETURN},
     {.mn = "jr", .ops = "ra", .flags = XP_EFF_RETURN},
