@@ -13,6 +13,8 @@
  * The CPU @th runs or waits on: the cpu_id of its rseq area (kept current
  * by the kernel on every return to user space; 4 bytes read from its
  * memory) or, for a thread without one, its stat file.  -1 if unknown.
+ * An area that reads no CPU (unregistered since, or not what was asked
+ * for) is forgotten: the next samples ask for it again, then use stat.
  */
 int smp_thread_cpu(struct sampler *s, struct xp_thread *th)
 {
@@ -24,6 +26,7 @@ int smp_thread_cpu(struct sampler *s, struct xp_thread *th)
 				   x->rseq_cpu) == (ssize_t)sizeof(cpu) &&
 		    cpu < CPU_SETSIZE)
 			return (int)cpu;
+		x->rseq_cpu = 0;
 		return -1;
 	}
 	if (x->stat_fd < 0)

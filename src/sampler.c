@@ -45,10 +45,11 @@ static size_t copy_size(const struct sampler *s, struct xp_thread *th)
 }
 
 /*
- * Called with @th in a ptrace-stop: copy what the unwinder needs.  Returns
- * the queued sample, NULL if none was taken.
+ * Called with @th in a ptrace-stop (@exec_stop: its exec's): copy what the
+ * unwinder needs.  Returns the queued sample, NULL if none was taken.
  */
-static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight)
+static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight,
+				      bool exec_stop)
 {
 	struct raw_sample *r = smp_queue_slot(s);
 	struct smp_thread *x = smp_thread_of(th);
@@ -65,8 +66,13 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 	 * Where its CPU can be read: one more ptrace call, at its first
 	 * samples only.  The C library registers the area early, but a
 	 * sample can come before (in ld.so): ask again at the next samples.
+	 * Not at the exec's own stop: the kernel reports the old image's area
+	 * until the exec completes, after that stop, and the address then
+	 * points into whatever the new image maps there (sqlite3 run by
+	 * perf stat read 32764 there as its CPU, at every sample, and was
+	 * interrupted from another CPU all along).
 	 */
-	if (s->o->same_cpu && !x->rseq_cpu && x->rseq_tries < SMP_RSEQ_TRIES) {
+	if (s->o->same_cpu && !exec_stop && !x->rseq_cpu && x->rseq_tries < SMP_RSEQ_TRIES) {
 		uint64_t area = 0;
 
 		x->rseq_tries = tracer_rseq_area(th, &area) ? SMP_RSEQ_TRIES : x->rseq_tries + 1;
@@ -185,7 +191,7 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 		x->irq_time = t;
 	}
 	if (wanted && th->proc->execed)
-		r = take_sample(s, th, x->pending_weight);
+		r = take_sample(s, th, x->pending_weight, ev->exec);
 	if (tracer_finish_stop(s->tr, ev))
 		xp_debug(1, "cannot resume tid %d: %s", (int)th->tid, strerror(errno));
 	resumed = smp_now(s);

@@ -16,7 +16,11 @@
 #     record, or unwound with the previous image's mappings, would be
 #     (or would show no function at all);
 #   - in all, at most 0.5% of the samples have a frame that is in no
-#     known mapping (a bare 0x...) or unnamed in execer (execer+0x...).
+#     known mapping (a bare 0x...) or unnamed in execer (execer+0x...);
+#   - at least 95% of the interrupts come from the thread's own CPU: each
+#     image finds its CPU anew (at its exec's stop, the kernel still
+#     reports the old image's rseq area, which then reads no CPU; 33-85%
+#     came from another CPU, where a sample skids to a system call exit).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -32,6 +36,12 @@ for t in execer execer-nofp; do
 	done
 	expect_exit 0 "$XPROF" record -q -o "$t.data" -- "$t.links/step-20" -d "$t.links" 20 1
 	assert_files_equal "$t: output as without xprof" execer.expected "$XP_OUT"
+	irq=$(recorder_stat "$t.data" interrupts) same=$(recorder_stat "$t.data" irq_same_cpu)
+	if ((same * 100 >= irq * 95)); then
+		say "  ok: $t: $same of $irq interrupts from the thread's own CPU (want >= 95%)"
+	else
+		fail "$t: $same of $irq interrupts from the thread's own CPU (want >= 95%)"
+	fi
 	expect_exit 0 "$XPROF" report -i "$t.data" --folded --value samples -o "$t.folded"
 	assert_folded_format "$t.folded"
 
