@@ -8,6 +8,7 @@
 #include "err.h"
 #include "procfs.h"
 #include "schedule.h"
+#include "trigger.h"
 
 /*
  * The CPU @th runs or waits on: the cpu_id of its rseq area (kept current
@@ -105,62 +106,100 @@ static void settle(struct sampler *s, unsigned long moves, uint64_t late)
 	schedule_hist_add(s->st->wake_hist, &s->st->wake_ns_max, late);
 }
 
+/* Whether a due thread of this tick waits or runs on @cpu. */
+static bool cpu_due(const struct sampler *s, int cpu)
+{
+	unsigned long i;
+
+	for (i = 0; i < s->ndue; i++)
+		if (s->due[i].cpu == cpu)
+			return true;
+	return false;
+}
+
 /*
- * Interrupt this tick's due threads, each running one from its own CPU:
- * a PTRACE_INTERRUPT sent to a thread that runs on another CPU reaches it
- * by an inter-processor interrupt, microseconds later, and a thread that
- * enters a system call meanwhile stops only at the call's exit (the signal
- * is pending at once and is checked on every return to user space): with
- * 3 us bursts between short calls, most samples landed at a call's exit.
- * A controller that runs on the thread's CPU has preempted it, so the
- * thread is off its CPU when interrupted and stops where it was preempted.
- * The controller moves to each CPU with due threads (at most once per CPU
- * per tick), starting with its own, and stays on the last one.  (Moving
- * back to a free CPU after each tick, to unwind there, brought part of the
- * skid back: 22-32% for a truth of 18-20%.)  Threads whose CPU is unknown
- * or not ours to use are interrupted from anywhere.
+ * Move the controller off @here when a due thread is there and a CPU of
+ * ours has none: it resumes the thread later, and a thread resumed while
+ * the controller holds its CPU moves to an idle one (with its caches).
+ * Returns where the controller runs now.
+ */
+static int step_aside(struct sampler *s, int here)
+{
+	int cpu;
+
+	if (here < 0 || !cpu_due(s, here))
+		return here;
+	for (cpu = 0; cpu < (int)s->ncpus && cpu < CPU_SETSIZE; cpu++)
+		if (cpu != here && CPU_ISSET(cpu, &s->place.allowed) && !cpu_due(s, cpu) &&
+		    !ctl_move_to_cpu(&s->place, cpu)) {
+			s->st->cpu_moves++;
+			return ctl_cpu();
+		}
+	return here;
+}
+
+/* Fold a trigger's report of its wake into the statistics, as settle does. */
+static void trigger_note(struct sampler *s, const struct trigger_report *rep)
+{
+	s->st->late_wakes += rep->retries;
+	if (!wake_late(s, rep->late))
+		s->wake_mean += ((int64_t)rep->late - (int64_t)s->wake_mean) / 16;
+	schedule_hist_add(s->st->wake_hist, &s->st->wake_ns_max, rep->late);
+}
+
+/*
+ * Interrupt this tick's due threads, each running one while it is off its
+ * CPU, preempted there: a PTRACE_INTERRUPT sent to a thread that runs on
+ * another CPU reaches it by an inter-processor interrupt, microseconds
+ * later, and a thread that enters a system call meanwhile stops only at
+ * the call's exit (the signal is pending at once and is checked on every
+ * return to user space): with 3 us bursts between short calls, most
+ * samples landed at a call's exit.  A thread preempted on its CPU when
+ * interrupted stops where it was preempted.  On each other CPU with due
+ * threads, xprof's trigger there preempts them (trigger.h); on the
+ * controller's own CPU, when it has to share one, the controller does.
+ * Threads whose CPU is unknown or not ours to use, or whose trigger did
+ * not come, are interrupted from where the controller is.
  */
 void smp_interrupt_due(struct sampler *s, uint64_t now)
 {
-	int here = s->o->same_cpu ? ctl_cpu() : -1;
-	unsigned long i, j, moves = 0;
+	int here = s->o->same_cpu ? step_aside(s, ctl_cpu()) : -1;
+	uint64_t span = s->period / 4;
+	unsigned long i, j;
 
+	for (i = 0; i < s->ndue; i++) {
+		int cpu = s->due[i].cpu;
+
+		for (j = 0; j < i && s->due[j].cpu != cpu; j++)
+			;
+		if (cpu >= 0 && cpu != here && j == i &&
+		    trigger_arm(&s->trig, cpu, move_pause_ns(s, 1), span, s->wake_mean))
+			for (j = i; j < s->ndue; j++)
+				if (s->due[j].cpu == cpu)
+					s->due[j].cpu = -1;
+	}
 	for (i = 0; here >= 0 && i < s->ndue; i++)
 		if (s->due[i].cpu == here) {
 			settle(s, 1, s->woke_late);
 			break;
 		}
-
 	for (i = 0; i < s->ndue; i++)
 		if (s->due[i].cpu < 0 || s->due[i].cpu == here)
 			interrupt(s, &s->due[i], now, here >= 0 && s->due[i].cpu == here);
 	for (i = 0; i < s->ndue; i++) {
-		if (s->due[i].cpu < 0)
-			continue;
-		for (j = 0; j < i && s->due[j].cpu != s->due[i].cpu; j++)
-			;
-		moves += j == i;
-	}
-	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
-		bool moved;
+		struct trigger_report rep;
+		bool held;
 
 		if (cpu < 0)
 			continue;
-		moved = !ctl_move_to_cpu(&s->place, cpu);
-		s->st->cpu_moves += moved;
-		/*
-		 * The move preempted the thread through a reschedule request
-		 * that, like the interrupt's signal, is flagged before its
-		 * inter-processor interrupt arrives, and is honoured at the
-		 * first system call exit in between: the thread would be taken
-		 * there.  Let it run a while and be preempted again, this time
-		 * by a timer of this CPU, which flags nothing in advance.
-		 */
-		if (moved)
-			settle(s, moves, ctl_pause_ns(move_pause_ns(s, moves)));
+		held = !trigger_wait_arrived(&s->trig, cpu, 2 * s->period + SAMPLER_TRIGGER_WAIT_NS);
 		for (j = i; j < s->ndue; j++)
 			if (s->due[j].cpu == cpu)
-				interrupt(s, &s->due[j], now, moved);
+				interrupt(s, &s->due[j], now, held);
+		if (trigger_release(&s->trig, cpu, &rep))
+			trigger_note(s, &rep);
+		else
+			s->st->trigger_timeouts++;
 	}
 }

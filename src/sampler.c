@@ -533,6 +533,8 @@ static void start(struct sampler *s)
 	if (!s->st->rt_priority)
 		ctl_short_slice();
 	s->slack = ctl_min_timer_slack();
+	if (s->o->same_cpu)
+		triggers_init(&s->trig, (int)s->ncpus, s->st->rt_priority);
 	if (s->o->delay_ns || s->o->start_disabled) {
 		smp_check_write(s, df_write_mark(s->w, 0, DF_MARK_DISABLE, ""));
 		s->enable_at = s->o->start_disabled ? 0 : s->o->delay_ns;
@@ -555,6 +557,7 @@ static int finish(struct sampler *s)
 	if (s->qos_fd >= 0)
 		close(s->qos_fd);
 	idlespin_stop(&s->spin);
+	triggers_stop(&s->trig);
 	/* Writing the data and reading JIT files is no business for a real-time task. */
 	if (s->st->rt_priority)
 		ctl_drop_priority();

@@ -76,6 +76,7 @@ struct sampler_opts {
 #define SAMPLER_MOVE_PAUSE_NS 20000 /* after moving to a thread's CPU, before interrupting it */
 #define SAMPLER_WAKE_LATE_NS 30000  /* a wake on a thread's CPU later than this may be retried */
 #define SAMPLER_WAKE_RETRIES 3	    /* at most this many times per CPU and tick */
+#define SAMPLER_TRIGGER_WAIT_NS 1000000 /* a trigger later than two periods and this: none */
 #define SAMPLER_DRAIN_MAX     64    /* stops handled between two looks at the timer */
 #define SAMPLER_FLUSH_NS      1000000000ull /* default sampler_opts.flush_ns */
 #define SAMPLER_JIT_MAPS_NS   100000000	    /* maps re-read at most this often for JIT code */
@@ -123,8 +124,9 @@ struct sampler_stats {
 	 */
 	uint64_t stop_ns_total, target_wait_ns;
 	uint64_t stack_bytes_copied;
-	uint64_t irq_same_cpu; /* interrupts issued from the thread's own CPU */
-	uint64_t cpu_moves;    /* moves of the controller to another CPU to do so */
+	uint64_t irq_same_cpu; /* interrupts of a thread held off its CPU there (trigger.h) */
+	uint64_t cpu_moves;    /* moves of the controller off a due thread's CPU */
+	uint64_t trigger_timeouts; /* triggers that did not hold their CPU in time */
 	uint64_t unwind_checked, unwind_differ; /* -g check: stacks compared with libunwind */
 	bool poll_idle;				/* idle CPUs were kept polling */
 	unsigned int spin_idle;			/* idle spinners that ran */

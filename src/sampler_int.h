@@ -17,6 +17,7 @@
 #include "ctl.h"
 #include "datafile.h"
 #include "idlespin.h"
+#include "trigger.h"
 #include "stackcopy.h"
 #include "stacktab.h"
 #include "tracer.h"
@@ -118,6 +119,7 @@ struct sampler {
 	uint64_t phase_t;		  /* since when */
 	struct ctl_place place;		  /* where the controller runs */
 	struct idlespin spin;		  /* --spin-idle */
+	struct triggers trig;		  /* per-CPU preempters (trigger.h) */
 	/* --switch-output (parts.c): the current part's start, parts ended so far. */
 	uint64_t part_start;   /* recording time (for --switch-output TIME) */
 	uint64_t part_sampled; /* smp_sampled_ns then (a part's duration_ns statistic) */

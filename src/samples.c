@@ -487,6 +487,7 @@ void smp_write_stats(struct sampler *s)
 	    {"stack_bytes_copied", st->stack_bytes_copied},
 	    {"irq_same_cpu", st->irq_same_cpu},
 	    {"cpu_moves", st->cpu_moves},
+	    {"trigger_timeouts", st->trigger_timeouts},
 	    {"poll_idle", st->poll_idle},
 	    {"spin_idle", st->spin_idle},
 	    {"rt_priority", st->rt_priority},

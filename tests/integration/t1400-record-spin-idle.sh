@@ -58,8 +58,8 @@ idle_tasks() {
 	local task policy
 	for task in /proc/"$xprof_pid"/task/*; do
 		policy=$(sed 's/^.*) //' "$task/stat" 2>/dev/null | awk '{ print $39 }') || continue
-		[[ $policy == 5 ]] &&
-			echo "${task##*/} $(awk '/^Cpus_allowed_list:/ { print $2 }' "$task/status")"
+		[[ $policy == 5 ]] || continue
+		echo "${task##*/} $(awk '/^Cpus_allowed_list:/ { print $2 }' "$task/status")"
 	done
 }
 have_spinners() { (($(idle_tasks | wc -l) == ncpu)); }

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* Triggers (trigger.h). */
+#include "trigger.h"
+#include "arch.h"
+#include "ctl.h"
+#include "err.h"
+#include "sampler.h"
+#include "schedule.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t val, uint64_t timeout_ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000u),
+			      .tv_nsec = (long)(timeout_ns % 1000000000u)};
+
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, timeout_ns ? &ts : NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* The lateness rule of interrupt.c's settle. */
+static bool late(uint64_t late, uint64_t mean)
+{
+	return late > 3 * mean && late > SAMPLER_WAKE_LATE_NS;
+}
+
+/* One request: pause until a wake comes promptly, then hold the CPU until released. */
+static void serve(struct trigger_cpu *c)
+{
+	uint64_t l = ctl_pause_ns(c->pause_ns);
+	unsigned int tries = 0;
+	uint32_t armed = TRIGGER_ARMED;
+
+	while (late(l, c->wake_mean) && tries < SAMPLER_WAKE_RETRIES) {
+		tries++;
+		l = ctl_pause_ns(SAMPLER_MOVE_PAUSE_NS +
+				 (((unsigned __int128)schedule_rand(&c->rnd) * c->span_ns) >> 32));
+	}
+	c->rep = (struct trigger_report){l, tries};
+	if (!atomic_compare_exchange_strong(&c->state, &armed, TRIGGER_ARRIVED))
+		return; /* released before it arrived: the controller gave up */
+	futex_wake(&c->state);
+	while (atomic_load_explicit(&c->state, memory_order_acquire) == TRIGGER_ARRIVED)
+		xp_arch_cpu_relax();
+}
+
+struct trigger_start {
+	struct triggers *tg;
+	int cpu;
+};
+
+static void *run(void *arg)
+{
+	struct trigger_start st = *(struct trigger_start *)arg;
+	struct trigger_cpu *c = &st.tg->cpu[st.cpu];
+
+	free(arg);
+	/* As the controller: at once on its CPU when it wakes (ctl.c). */
+	if (!st.tg->rt_prio || !ctl_raise_priority(st.tg->rt_prio))
+		ctl_short_slice();
+	ctl_min_timer_slack();
+	while (!atomic_load(&st.tg->stop)) {
+		uint32_t v = atomic_load_explicit(&c->state, memory_order_acquire);
+
+		if (v == TRIGGER_IDLE) {
+			futex_wait(&c->state, TRIGGER_IDLE, 0);
+			continue;
+		}
+		if (v == TRIGGER_ARMED)
+			serve(c);
+		/* Released (arrived or not): ready for the next request. */
+		v = TRIGGER_RELEASED;
+		atomic_compare_exchange_strong(&c->state, &v, TRIGGER_IDLE);
+	}
+	return NULL;
+}
+
+static int start(struct triggers *tg, int cpu)
+{
+	struct trigger_cpu *c = &tg->cpu[cpu];
+	struct trigger_start *st;
+	pthread_attr_t attr;
+	cpu_set_t one;
+	int e;
+
+	if (!CPU_ISSET(cpu, &tg->allowed) || pthread_attr_init(&attr)) {
+		c->failed = true;
+		return -1;
+	}
+	st = xp_malloc(sizeof(*st));
+	*st = (struct trigger_start){tg, cpu};
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	c->rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(cpu + 1) ^ ctl_now_ns();
+	e = pthread_create(&c->thread, &attr, run, st);
+	pthread_attr_destroy(&attr);
+	if (e) {
+		free(st);
+		xp_debug(1, "trigger on CPU %d: %s", cpu, strerror(e));
+		c->failed = true;
+		return -1;
+	}
+	c->started = true;
+	return 0;
+}
+
+void triggers_init(struct triggers *tg, int ncpus, unsigned int rt_prio)
+{
+	memset(tg, 0, sizeof(*tg));
+	if (sched_getaffinity(0, sizeof(tg->allowed), &tg->allowed))
+		CPU_ZERO(&tg->allowed);
+	tg->nr = ncpus > 0 ? ncpus : 0;
+	tg->cpu = xp_calloc((size_t)tg->nr + 1, sizeof(*tg->cpu));
+	tg->rt_prio = rt_prio;
+}
+
+int trigger_arm(struct triggers *tg, int cpu, uint64_t pause_ns, uint64_t span_ns,
+		uint64_t wake_mean)
+{
+	struct trigger_cpu *c;
+
+	if (cpu < 0 || cpu >= tg->nr)
+		return -1;
+	c = &tg->cpu[cpu];
+	if (c->failed || (!c->started && start(tg, cpu)))
+		return -1;
+	if (atomic_load_explicit(&c->state, memory_order_acquire) != TRIGGER_IDLE)
+		return -1;
+	c->pause_ns = pause_ns;
+	c->span_ns = span_ns;
+	c->wake_mean = wake_mean;
+	atomic_store_explicit(&c->state, TRIGGER_ARMED, memory_order_release);
+	futex_wake(&c->state);
+	return 0;
+}
+
+int trigger_wait_arrived(struct triggers *tg, int cpu, uint64_t timeout_ns)
+{
+	struct trigger_cpu *c = &tg->cpu[cpu];
+	uint64_t until = ctl_now_ns() + timeout_ns, now;
+
+	while (atomic_load_explicit(&c->state, memory_order_acquire) == TRIGGER_ARMED) {
+		now = ctl_now_ns();
+		if (now >= until)
+			return -ETIMEDOUT;
+		futex_wait(&c->state, TRIGGER_ARMED, until - now);
+	}
+	return 0;
+}
+
+bool trigger_release(struct triggers *tg, int cpu, struct trigger_report *rep)
+{
+	struct trigger_cpu *c = &tg->cpu[cpu];
+	uint32_t v = atomic_exchange_explicit(&c->state, TRIGGER_RELEASED, memory_order_acq_rel);
+
+	if (v != TRIGGER_ARRIVED)
+		return false;
+	*rep = c->rep;
+	return true;
+}
+
+void triggers_stop(struct triggers *tg)
+{
+	int i;
+
+	if (!tg->cpu)
+		return;
+	atomic_store(&tg->stop, 1);
+	for (i = 0; i < tg->nr; i++) {
+		if (!tg->cpu[i].started)
+			continue;
+		atomic_store(&tg->cpu[i].state, TRIGGER_RELEASED);
+		futex_wake(&tg->cpu[i].state);
+		pthread_join(tg->cpu[i].thread, NULL);
+	}
+	free(tg->cpu);
+	memset(tg, 0, sizeof(*tg));
+}
