@@ -118,6 +118,17 @@ static bool cpu_due(const struct sampler *s, int cpu)
 }
 
 /*
+ * Whether a CPU of ours is idle: fewer tasks want to run than we have
+ * CPUs, the controller counted.
+ */
+static bool cpu_idle(const struct sampler *s)
+{
+	long running = procfs_running(s->loadavg_fd);
+
+	return running >= 0 && running <= CPU_COUNT(&s->place.allowed);
+}
+
+/*
  * Move the controller off @here when a due thread is there and a CPU of
  * ours has none: it resumes the thread later, and a thread resumed while
  * the controller holds its CPU moves to an idle one (with its caches).
@@ -148,23 +159,51 @@ static void trigger_note(struct sampler *s, const struct trigger_report *rep)
 }
 
 /*
- * Interrupt this tick's due threads, each running one while it is off its
- * CPU, preempted there: a PTRACE_INTERRUPT sent to a thread that runs on
- * another CPU reaches it by an inter-processor interrupt, microseconds
- * later, and a thread that enters a system call meanwhile stops only at
- * the call's exit (the signal is pending at once and is checked on every
- * return to user space): with 3 us bursts between short calls, most
- * samples landed at a call's exit.  A thread preempted on its CPU when
- * interrupted stops where it was preempted.  On each other CPU with due
- * threads, xprof's trigger there preempts them (trigger.h); on the
- * controller's own CPU, when it has to share one, the controller does.
- * Threads whose CPU is unknown or not ours to use, or whose trigger did
- * not come, are interrupted from where the controller is.
+ * Move to each CPU with due threads left (at most once per CPU per tick)
+ * and interrupt them from there; the controller stays on the last one.
  */
-void smp_interrupt_due(struct sampler *s, uint64_t now)
+static void interrupt_by_moving(struct sampler *s, uint64_t now)
 {
-	int here = s->o->same_cpu ? step_aside(s, ctl_cpu()) : -1;
-	uint64_t span = s->period / 4;
+	unsigned long i, j, moves = 0;
+
+	for (i = 0; i < s->ndue; i++) {
+		if (s->due[i].cpu < 0)
+			continue;
+		for (j = 0; j < i && s->due[j].cpu != s->due[i].cpu; j++)
+			;
+		moves += j == i;
+	}
+	for (i = 0; i < s->ndue; i++) {
+		int cpu = s->due[i].cpu;
+		bool moved;
+
+		if (cpu < 0)
+			continue;
+		moved = !ctl_move_to_cpu(&s->place, cpu);
+		s->st->cpu_moves += moved;
+		/*
+		 * The move preempted the thread through a reschedule request
+		 * that, like the interrupt's signal, is flagged before its
+		 * inter-processor interrupt arrives, and is honoured at the
+		 * first system call exit in between: the thread would be taken
+		 * there.  Let it run a while and be preempted again, this time
+		 * by a timer of this CPU, which flags nothing in advance.
+		 */
+		if (moved)
+			settle(s, moves, ctl_pause_ns(move_pause_ns(s, moves)));
+		for (j = i; j < s->ndue; j++)
+			if (s->due[j].cpu == cpu)
+				interrupt(s, &s->due[j], now, moved);
+	}
+}
+
+/*
+ * Have each CPU with due threads left preempted by its trigger, and
+ * interrupt them while it holds the CPU.  A CPU whose trigger cannot be
+ * asked has its threads interrupted from here.
+ */
+static void interrupt_by_triggers(struct sampler *s, uint64_t now)
+{
 	unsigned long i, j;
 
 	for (i = 0; i < s->ndue; i++) {
@@ -172,20 +211,12 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 
 		for (j = 0; j < i && s->due[j].cpu != cpu; j++)
 			;
-		if (cpu >= 0 && cpu != here && j == i &&
-		    trigger_arm(&s->trig, cpu, move_pause_ns(s, 1), span, s->wake_mean))
+		if (cpu >= 0 && j == i &&
+		    trigger_arm(&s->trig, cpu, move_pause_ns(s, 1), s->period / 4, s->wake_mean))
 			for (j = i; j < s->ndue; j++)
 				if (s->due[j].cpu == cpu)
-					s->due[j].cpu = -1;
+					interrupt(s, &s->due[j], now, false);
 	}
-	for (i = 0; here >= 0 && i < s->ndue; i++)
-		if (s->due[i].cpu == here) {
-			settle(s, 1, s->woke_late);
-			break;
-		}
-	for (i = 0; i < s->ndue; i++)
-		if (s->due[i].cpu < 0 || s->due[i].cpu == here)
-			interrupt(s, &s->due[i], now, here >= 0 && s->due[i].cpu == here);
 	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
 		struct trigger_report rep;
@@ -202,4 +233,44 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 		else
 			s->st->trigger_timeouts++;
 	}
+}
+
+/*
+ * Interrupt this tick's due threads, each running one while it is off its
+ * CPU, preempted there: a PTRACE_INTERRUPT sent to a thread that runs on
+ * another CPU reaches it by an inter-processor interrupt, microseconds
+ * later, and a thread that enters a system call meanwhile stops only at
+ * the call's exit (the signal is pending at once and is checked on every
+ * return to user space): with 3 us bursts between short calls, most
+ * samples landed at a call's exit.  A thread preempted on its CPU when
+ * interrupted stops where it was preempted.
+ *
+ * When the controller has a CPU without due threads, xprof's trigger on
+ * each CPU with due threads preempts them there (trigger.h), and they are
+ * resumed on their own CPU, idle again.  When every CPU has due threads
+ * (more busy threads than CPUs), no CPU is idle to draw a resumed thread
+ * away, and a trigger would have to win its CPU from the threads at each
+ * tick, then hold it until the controller, itself sharing a CPU, came:
+ * threads4 as an ordinary user got 17% of 3999 Hz that way.  The
+ * controller then moves to each such CPU and preempts its threads itself.
+ * (Moving back to a free CPU after each tick, to unwind there, brought
+ * part of the skid back: 22-32% for a truth of 18-20%.)  Threads whose
+ * CPU is unknown or not ours to use are interrupted from anywhere.
+ */
+void smp_interrupt_due(struct sampler *s, uint64_t now)
+{
+	bool idle = s->o->same_cpu && cpu_idle(s);
+	int here = !s->o->same_cpu ? -1 : idle ? step_aside(s, ctl_cpu()) : ctl_cpu();
+	bool shared = here >= 0 && cpu_due(s, here);
+	unsigned long i;
+
+	if (shared)
+		settle(s, 1, s->woke_late);
+	for (i = 0; i < s->ndue; i++)
+		if (s->due[i].cpu < 0 || s->due[i].cpu == here)
+			interrupt(s, &s->due[i], now, here >= 0 && s->due[i].cpu == here);
+	if (idle && !shared)
+		interrupt_by_triggers(s, now);
+	else
+		interrupt_by_moving(s, now);
 }

@@ -108,6 +108,24 @@ int procfs_parse_task_cpu(const char *stat)
 	return end == p + 1 || v < 0 || v > 0x7fffffff ? -1 : (int)v;
 }
 
+long procfs_parse_running(const char *loadavg)
+{
+	const char *p = loadavg;
+	char *end;
+	long v;
+	int field;
+
+	/* "0.52 0.58 0.59 3/250 4242": three averages, then RUNNING/TOTAL. */
+	for (field = 1; p && field < 4; field++) {
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p || *p < '0' || *p > '9')
+		return -1;
+	v = strtol(p, &end, 10);
+	return *end != '/' || v < 0 || v > 0x7fffffff ? -1 : v;
+}
+
 int procfs_open_task(pid_t pid, pid_t tid, const char *file)
 {
 	char path[96];
@@ -189,6 +207,15 @@ int procfs_task_cpu(int stat_fd)
 	if (procfs_pread(stat_fd, buf, sizeof(buf)) < 0)
 		return -1;
 	return procfs_parse_task_cpu(buf);
+}
+
+long procfs_running(int loadavg_fd)
+{
+	char buf[128];
+
+	if (procfs_pread(loadavg_fd, buf, sizeof(buf)) < 0)
+		return -1;
+	return procfs_parse_running(buf);
 }
 
 int64_t procfs_syscall(int fd, uint64_t *sp, uint64_t *pc)

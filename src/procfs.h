@@ -36,6 +36,14 @@ char procfs_task_state(pid_t pid, pid_t tid);
 int procfs_task_cpu(int stat_fd);
 int procfs_parse_task_cpu(const char *stat);
 
+/*
+ * The tasks running or runnable on the machine right now, the caller
+ * among them (/proc/loadavg's fourth field, "RUNNING/TOTAL"), from the
+ * file open on @fd; -1 when unreadable.
+ */
+long procfs_running(int loadavg_fd);
+long procfs_parse_running(const char *loadavg);
+
 /* open(/proc/@pid/task/@tid/@file, O_RDONLY | O_CLOEXEC): a descriptor or -1. */
 int procfs_open_task(pid_t pid, pid_t tid, const char *file);
 

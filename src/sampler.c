@@ -13,6 +13,7 @@
 #include "schedule.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -533,8 +534,10 @@ static void start(struct sampler *s)
 	if (!s->st->rt_priority)
 		ctl_short_slice();
 	s->slack = ctl_min_timer_slack();
-	if (s->o->same_cpu)
+	if (s->o->same_cpu) {
 		triggers_init(&s->trig, (int)s->ncpus, s->st->rt_priority);
+		s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	}
 	if (s->o->delay_ns || s->o->start_disabled) {
 		smp_check_write(s, df_write_mark(s->w, 0, DF_MARK_DISABLE, ""));
 		s->enable_at = s->o->start_disabled ? 0 : s->o->delay_ns;
@@ -603,13 +606,16 @@ static void release(struct sampler *s)
 		close(s->sigfd);
 	if (s->timerfd >= 0)
 		close(s->timerfd);
+	if (s->loadavg_fd >= 0)
+		close(s->loadavg_fd);
 }
 
 int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts *o,
 		struct sampler_stats *st)
 {
 	struct sampler s = {
-	    .tr = t, .w = w, .o = o, .st = st, .sigfd = -1, .timerfd = -1, .qos_fd = -1};
+	    .tr = t, .w = w, .o = o, .st = st, .sigfd = -1, .timerfd = -1, .qos_fd = -1,
+	    .loadavg_fd = -1};
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));

@@ -120,6 +120,7 @@ struct sampler {
 	struct ctl_place place;		  /* where the controller runs */
 	struct idlespin spin;		  /* --spin-idle */
 	struct triggers trig;		  /* per-CPU preempters (trigger.h) */
+	int loadavg_fd;			  /* /proc/loadavg: is a CPU idle?  -1: unknown */
 	/* --switch-output (parts.c): the current part's start, parts ended so far. */
 	uint64_t part_start;   /* recording time (for --switch-output TIME) */
 	uint64_t part_sampled; /* smp_sampled_ns then (a part's duration_ns statistic) */

@@ -49,6 +49,18 @@ static int test_parse_syscall(void)
 	return T_OK;
 }
 
+static int test_parse_running(void)
+{
+	T_EQ_U64(procfs_parse_running("0.52 0.58 0.59 3/250 4242\n"), 3);
+	T_EQ_U64(procfs_parse_running("12.00 9.10 7.05 117/1830 99\n"), 117);
+	T_ASSERT(procfs_parse_running("0.52 0.58 0.59 3 250\n") == -1);  /* no '/' */
+	T_ASSERT(procfs_parse_running("0.52 0.58 0.59 -3/250\n") == -1); /* negative */
+	T_ASSERT(procfs_parse_running("0.52 0.58 0.59 99999999999/1\n") == -1);
+	T_ASSERT(procfs_parse_running("0.52 0.58\n") == -1); /* too short */
+	T_ASSERT(procfs_parse_running("") == -1);
+	return T_OK;
+}
+
 static int test_parse_task_cpu(void)
 {
 	/* A comm with spaces and ')' in it: fields count from the last ')'. */
@@ -121,5 +133,5 @@ static int test_self(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_syscall), T_CASE(test_parse_task_cpu),
+T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_syscall), T_CASE(test_parse_task_cpu), T_CASE(test_parse_running),
        T_CASE(test_self))
