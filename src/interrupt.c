@@ -204,6 +204,7 @@ static void interrupt_by_moving(struct sampler *s, uint64_t now)
  */
 static void interrupt_by_triggers(struct sampler *s, uint64_t now)
 {
+	uint64_t armed = ctl_now_ns(), pause = move_pause_ns(s, 1), until;
 	unsigned long i, j;
 
 	for (i = 0; i < s->ndue; i++) {
@@ -212,11 +213,12 @@ static void interrupt_by_triggers(struct sampler *s, uint64_t now)
 		for (j = 0; j < i && s->due[j].cpu != cpu; j++)
 			;
 		if (cpu >= 0 && j == i &&
-		    trigger_arm(&s->trig, cpu, move_pause_ns(s, 1), s->period / 4, s->wake_mean))
+		    trigger_arm(&s->trig, cpu, pause, s->period / 4, s->wake_mean))
 			for (j = i; j < s->ndue; j++)
 				if (s->due[j].cpu == cpu)
 					interrupt(s, &s->due[j], now, false);
 	}
+	until = armed + 2 * s->period + SAMPLER_TRIGGER_WAIT_NS;
 	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
 		struct trigger_report rep;
@@ -224,7 +226,9 @@ static void interrupt_by_triggers(struct sampler *s, uint64_t now)
 
 		if (cpu < 0)
 			continue;
-		held = !trigger_wait_arrived(&s->trig, cpu, 2 * s->period + SAMPLER_TRIGGER_WAIT_NS);
+		held = !trigger_wait_arrived(&s->trig, cpu, armed + pause - SAMPLER_TRIGGER_SPIN_NS,
+					     armed + pause + s->wake_mean + SAMPLER_TRIGGER_SPIN_NS,
+					     until);
 		for (j = i; j < s->ndue; j++)
 			if (s->due[j].cpu == cpu)
 				interrupt(s, &s->due[j], now, held);

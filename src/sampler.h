@@ -77,6 +77,7 @@ struct sampler_opts {
 #define SAMPLER_WAKE_LATE_NS 30000  /* a wake on a thread's CPU later than this may be retried */
 #define SAMPLER_WAKE_RETRIES 3	    /* at most this many times per CPU and tick */
 #define SAMPLER_TRIGGER_WAIT_NS 1000000 /* a trigger later than two periods and this: none */
+#define SAMPLER_TRIGGER_SPIN_NS 30000 /* wait for a trigger spinning from this before it is due */
 #define SAMPLER_DRAIN_MAX     64    /* stops handled between two looks at the timer */
 #define SAMPLER_FLUSH_NS      1000000000ull /* default sampler_opts.flush_ns */
 #define SAMPLER_JIT_MAPS_NS   100000000	    /* maps re-read at most this often for JIT code */

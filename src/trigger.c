@@ -146,16 +146,21 @@ int trigger_arm(struct triggers *tg, int cpu, uint64_t pause_ns, uint64_t span_n
 	return 0;
 }
 
-int trigger_wait_arrived(struct triggers *tg, int cpu, uint64_t timeout_ns)
+int trigger_wait_arrived(struct triggers *tg, int cpu, uint64_t spin_from, uint64_t spin_to,
+			 uint64_t until)
 {
 	struct trigger_cpu *c = &tg->cpu[cpu];
-	uint64_t until = ctl_now_ns() + timeout_ns, now;
+	uint64_t now;
 
 	while (atomic_load_explicit(&c->state, memory_order_acquire) == TRIGGER_ARMED) {
 		now = ctl_now_ns();
 		if (now >= until)
 			return -ETIMEDOUT;
-		futex_wait(&c->state, TRIGGER_ARMED, until - now);
+		if (now >= spin_from && now < spin_to)
+			xp_arch_cpu_relax();
+		else
+			futex_wait(&c->state, TRIGGER_ARMED,
+				   (now < spin_from ? spin_from : until) - now);
 	}
 	return 0;
 }

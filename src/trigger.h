@@ -70,8 +70,14 @@ void triggers_init(struct triggers *tg, int ncpus, unsigned int rt_prio);
  */
 int trigger_arm(struct triggers *tg, int cpu, uint64_t pause_ns, uint64_t span_ns,
 		uint64_t wake_mean);
-/* Wait until @cpu's armed trigger holds its CPU, at most @timeout_ns.  0 or -ETIMEDOUT. */
-int trigger_wait_arrived(struct triggers *tg, int cpu, uint64_t timeout_ns);
+/*
+ * Wait until @cpu's armed trigger holds its CPU, until @until at most
+ * (ctl_now_ns times): asleep, but spinning from @spin_from to @spin_to,
+ * when it is expected (a woken controller would come tens of
+ * microseconds after it, while the thread waits).  0 or -ETIMEDOUT.
+ */
+int trigger_wait_arrived(struct triggers *tg, int cpu, uint64_t spin_from, uint64_t spin_to,
+			 uint64_t until);
 /* Let @cpu's trigger go (arrived or not); its report in @rep when it had arrived. */
 bool trigger_release(struct triggers *tg, int cpu, struct trigger_report *rep);
 /* Stop and join every trigger.  Fine on a zeroed struct. */
