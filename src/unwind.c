@@ -553,7 +553,7 @@ static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct
 {
 	const struct xp_arch *arch = w->arch;
 	uint64_t cfa, ra, fp, sp, old_sp;
-	bool have_fp;
+	bool have_fp, sp_is_cfa;
 	int ret;
 
 	if (row->cfa.kind == CFI_REG) {
@@ -571,9 +571,22 @@ static int uw_step_row(struct uw_walk *w, const struct uw_frame *f, const struct
 	ret = uw_apply_rule(w, row, &row->ra, row->ra_reg, &f->regs, cfa, &ra);
 	if (ret)
 		return -EINVAL;
-	ret = uw_apply_rule(w, row, &row->sp, arch->dwarf.sp, &f->regs, cfa, &sp);
-	if (ret || row->sp.kind == CFI_SAME)
+	sp_is_cfa = uw_apply_rule(w, row, &row->sp, arch->dwarf.sp, &f->regs, cfa, &sp) ||
+		    row->sp.kind == CFI_SAME;
+	if (sp_is_cfa)
 		sp = cfa; /* every psABI defines the CFA as the caller's sp */
+	/*
+	 * A return address saved at or above the CFA lies in a push the CFA
+	 * leaves out, so the caller's sp is past it: glibc's aarch64
+	 * _dl_runtime_resolve takes the CFA as its sp at entry, below the
+	 * x16/x30 pair that PLT0 pushed (x30 at CFA+8), and the caller, then
+	 * walked 16 bytes low, read a stale return address of its own (one
+	 * lazily bound call in 800 samples gave tgt_seconds_arg twice, then
+	 * an unnamed frame).  Not past a signal trampoline, whose CFA is its
+	 * saved context.
+	 */
+	if (sp_is_cfa && !row->signal && row->ra.kind == CFI_OFFSET && row->ra.off >= 0)
+		sp = (cfa + (uint64_t)row->ra.off + arch->addr_bytes + 15) & ~(uint64_t)15;
 	have_fp = !uw_apply_rule(w, row, &row->fp, arch->dwarf.fp, &f->regs, cfa, &fp);
 	ra = arch->strip_pc(&f->regs, ra);
 	if (!ra)
