@@ -2,6 +2,7 @@
 /* The controller's clock, signal set, idle-state and priority requests (see ctl.h). */
 #include "ctl.h"
 #include "err.h"
+#include "schedule.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -179,6 +180,17 @@ uint64_t ctl_pause_ns(uint64_t ns)
 		;
 	now = ctl_now_ns();
 	return now > at ? now - at : 0;
+}
+
+uint64_t ctl_settle(uint64_t late, uint64_t mean, uint64_t *rnd, uint64_t span,
+		    unsigned int *retries)
+{
+	*retries = 0;
+	while (schedule_wake_late(late, mean) && *retries < SAMPLER_WAKE_RETRIES) {
+		++*retries;
+		late = ctl_pause_ns(schedule_pause_ns(rnd, span));
+	}
+	return late;
 }
 
 pid_t ctl_spawn_held(char **argv, const int go[2], const int err[2], pid_t ptracer)

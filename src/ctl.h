@@ -92,5 +92,13 @@ void ctl_place_release(struct ctl_place *pl);
 int ctl_cpu(void);
 /* Sleep @ns on a timer of the CPU the caller runs on; how late it woke, in ns. */
 uint64_t ctl_pause_ns(uint64_t ns);
+/*
+ * After a wake @late ns past its timer (prompt ones come @mean late):
+ * while it came late (schedule_wake_late), pause again for
+ * schedule_pause_ns(@rnd, @span), at most SAMPLER_WAKE_RETRIES times.
+ * The last wake's lateness; the pauses taken again in *@retries.
+ */
+uint64_t ctl_settle(uint64_t late, uint64_t mean, uint64_t *rnd, uint64_t span,
+		    unsigned int *retries);
 
 #endif

@@ -54,22 +54,33 @@ static void interrupt(struct sampler *s, struct smp_due *d, uint64_t now, bool h
 
 /*
  * How long to let a thread run after moving to its CPU, before
- * interrupting it: SAMPLER_MOVE_PAUSE_NS and a random part, up to a
- * quarter period shared among the @moves CPUs visited this tick.  The
- * move's own preemption of the thread (see below) often takes it at the
- * exit of a system call, i.e. at a fixed point of a loop that makes many
- * short calls; a fixed pause from there then samples a fixed point of the
- * loop, and which one drifts with the loop's speed: with a 20 us pause,
+ * interrupting it: SAMPLER_MOVE_PAUSE_NS and a random part of this span,
+ * a quarter period shared among the @moves CPUs visited this tick
+ * (schedule_pause_ns draws it).  The move's own preemption of the thread
+ * (see below) often takes it at the exit of a system call, i.e. at a
+ * fixed point of a loop that makes many short calls; a fixed pause from
+ * there then samples a fixed point of the loop, and which one drifts with
+ * the loop's speed: with a 20 us pause,
  * sysmix's 3 us bursts gave 4.5-20% of the samples in io() for a truth of
  * 14-15%, from run to run and in phases of one run.  A pause spread over
  * many turns of such a loop samples all of it.
  */
-static uint64_t move_pause_ns(struct sampler *s, unsigned long moves)
+static uint64_t move_span(const struct sampler *s, unsigned long moves)
 {
-	uint64_t span = s->period / 4 / (moves ? moves : 1);
+	return s->period / 4 / (moves ? moves : 1);
+}
 
-	return SAMPLER_MOVE_PAUSE_NS +
-	       (uint64_t)(((unsigned __int128)schedule_rand(&s->rnd) * span) >> 32);
+/*
+ * Count a wake on a due thread's CPU, @late ns after its timer and
+ * @retries late ones before it: the statistics, and the running mean of
+ * prompt wakes that tells a late one (schedule_wake_late).
+ */
+static void note_wake(struct sampler *s, uint64_t late, unsigned int retries)
+{
+	s->st->late_wakes += retries;
+	if (!schedule_wake_late(late, s->wake_mean))
+		s->wake_mean += ((int64_t)late - (int64_t)s->wake_mean) / 16;
+	schedule_hist_add(s->st->wake_hist, &s->st->wake_ns_max, late);
 }
 
 /*
@@ -88,22 +99,34 @@ static uint64_t move_pause_ns(struct sampler *s, unsigned long moves)
  * times the usual lateness of prompt wakes (their running mean; ~15 us in
  * a VM whose timer interrupts pass through the host) and 30 us.
  */
-static bool wake_late(const struct sampler *s, uint64_t late)
-{
-	return late > 3 * s->wake_mean && late > SAMPLER_WAKE_LATE_NS;
-}
-
 static void settle(struct sampler *s, unsigned long moves, uint64_t late)
 {
-	unsigned int tries = 0;
+	unsigned int retries;
 
-	while (wake_late(s, late) && tries++ < SAMPLER_WAKE_RETRIES) {
-		s->st->late_wakes++;
-		late = ctl_pause_ns(move_pause_ns(s, moves));
-	}
-	if (!wake_late(s, late))
-		s->wake_mean += ((int64_t)late - (int64_t)s->wake_mean) / 16;
-	schedule_hist_add(s->st->wake_hist, &s->st->wake_ns_max, late);
+	late = ctl_settle(late, s->wake_mean, &s->rnd, move_span(s, moves), &retries);
+	note_wake(s, late, retries);
+}
+
+/* Interrupt due thread @i and the later ones on its CPU (@held: held off it there). */
+static void interrupt_cpu(struct sampler *s, unsigned long i, uint64_t now, bool held)
+{
+	int cpu = s->due[i].cpu;
+	unsigned long j;
+
+	for (j = i; j < s->ndue; j++)
+		if (s->due[j].cpu == cpu)
+			interrupt(s, &s->due[j], now, held);
+}
+
+/* Whether due thread @i is the first of this tick's on its CPU. */
+static bool first_on_cpu(const struct sampler *s, unsigned long i)
+{
+	unsigned long j;
+
+	for (j = 0; j < i; j++)
+		if (s->due[j].cpu == s->due[i].cpu)
+			return false;
+	return true;
 }
 
 /* Whether a due thread of this tick waits or runs on @cpu. */
@@ -149,30 +172,16 @@ static int step_aside(struct sampler *s, int here)
 	return here;
 }
 
-/* Fold a trigger's report of its wake into the statistics, as settle does. */
-static void trigger_note(struct sampler *s, const struct trigger_report *rep)
-{
-	s->st->late_wakes += rep->retries;
-	if (!wake_late(s, rep->late))
-		s->wake_mean += ((int64_t)rep->late - (int64_t)s->wake_mean) / 16;
-	schedule_hist_add(s->st->wake_hist, &s->st->wake_ns_max, rep->late);
-}
-
 /*
  * Move to each CPU with due threads left (at most once per CPU per tick)
  * and interrupt them from there; the controller stays on the last one.
  */
 static void interrupt_by_moving(struct sampler *s, uint64_t now)
 {
-	unsigned long i, j, moves = 0;
+	unsigned long i, moves = 0;
 
-	for (i = 0; i < s->ndue; i++) {
-		if (s->due[i].cpu < 0)
-			continue;
-		for (j = 0; j < i && s->due[j].cpu != s->due[i].cpu; j++)
-			;
-		moves += j == i;
-	}
+	for (i = 0; i < s->ndue; i++)
+		moves += s->due[i].cpu >= 0 && first_on_cpu(s, i);
 	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
 		bool moved;
@@ -190,10 +199,8 @@ static void interrupt_by_moving(struct sampler *s, uint64_t now)
 		 * by a timer of this CPU, which flags nothing in advance.
 		 */
 		if (moved)
-			settle(s, moves, ctl_pause_ns(move_pause_ns(s, moves)));
-		for (j = i; j < s->ndue; j++)
-			if (s->due[j].cpu == cpu)
-				interrupt(s, &s->due[j], now, moved);
+			settle(s, moves, ctl_pause_ns(schedule_pause_ns(&s->rnd, move_span(s, moves))));
+		interrupt_cpu(s, i, now, moved);
 	}
 }
 
@@ -204,20 +211,14 @@ static void interrupt_by_moving(struct sampler *s, uint64_t now)
  */
 static void interrupt_by_triggers(struct sampler *s, uint64_t now)
 {
-	uint64_t armed = ctl_now_ns(), pause = move_pause_ns(s, 1), until;
-	unsigned long i, j;
+	uint64_t span = move_span(s, 1), pause = schedule_pause_ns(&s->rnd, span);
+	uint64_t armed = ctl_now_ns(), until;
+	unsigned long i;
 
-	for (i = 0; i < s->ndue; i++) {
-		int cpu = s->due[i].cpu;
-
-		for (j = 0; j < i && s->due[j].cpu != cpu; j++)
-			;
-		if (cpu >= 0 && j == i &&
-		    trigger_arm(&s->trig, cpu, pause, s->period / 4, s->wake_mean))
-			for (j = i; j < s->ndue; j++)
-				if (s->due[j].cpu == cpu)
-					interrupt(s, &s->due[j], now, false);
-	}
+	for (i = 0; i < s->ndue; i++)
+		if (s->due[i].cpu >= 0 && first_on_cpu(s, i) &&
+		    trigger_arm(&s->trig, s->due[i].cpu, pause, span, s->wake_mean))
+			interrupt_cpu(s, i, now, false);
 	until = armed + 2 * s->period + SAMPLER_TRIGGER_WAIT_NS;
 	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
@@ -229,11 +230,9 @@ static void interrupt_by_triggers(struct sampler *s, uint64_t now)
 		held = !trigger_wait_arrived(&s->trig, cpu, armed + pause - SAMPLER_TRIGGER_SPIN_NS,
 					     armed + pause + s->wake_mean + SAMPLER_TRIGGER_SPIN_NS,
 					     until);
-		for (j = i; j < s->ndue; j++)
-			if (s->due[j].cpu == cpu)
-				interrupt(s, &s->due[j], now, held);
+		interrupt_cpu(s, i, now, held);
 		if (trigger_release(&s->trig, cpu, &rep))
-			trigger_note(s, &rep);
+			note_wake(s, rep.late, rep.retries);
 		else
 			s->st->trigger_timeouts++;
 	}
@@ -263,7 +262,7 @@ static void interrupt_by_triggers(struct sampler *s, uint64_t now)
  */
 void smp_interrupt_due(struct sampler *s, uint64_t now)
 {
-	bool idle = s->o->same_cpu && cpu_idle(s);
+	bool idle = s->o->same_cpu && s->ndue && cpu_idle(s);
 	int here = !s->o->same_cpu ? -1 : idle ? step_aside(s, ctl_cpu()) : ctl_cpu();
 	bool shared = here >= 0 && cpu_due(s, here);
 	unsigned long i;

@@ -73,9 +73,6 @@ struct sampler_opts {
 
 #define SAMPLER_STACK_BYTES   (64 * 1024)
 #define SAMPLER_SPIN_NS	      100000
-#define SAMPLER_MOVE_PAUSE_NS 20000 /* after moving to a thread's CPU, before interrupting it */
-#define SAMPLER_WAKE_LATE_NS 30000  /* a wake on a thread's CPU later than this may be retried */
-#define SAMPLER_WAKE_RETRIES 3	    /* at most this many times per CPU and tick */
 #define SAMPLER_TRIGGER_WAIT_NS 1000000 /* a trigger later than two periods and this: none */
 #define SAMPLER_TRIGGER_SPIN_NS 30000 /* wait for a trigger spinning from this before it is due */
 #define SAMPLER_DRAIN_MAX     64    /* stops handled between two looks at the timer */

@@ -17,10 +17,10 @@
 #include "ctl.h"
 #include "datafile.h"
 #include "idlespin.h"
-#include "trigger.h"
 #include "stackcopy.h"
 #include "stacktab.h"
 #include "tracer.h"
+#include "trigger.h"
 #include "arch.h"
 
 /* The sampler's state of one thread (xp_thread.priv). */

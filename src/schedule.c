@@ -26,6 +26,16 @@ uint32_t schedule_rand(uint64_t *state)
 	return (uint32_t)((*state * 0x2545F4914F6CDD1Dull) >> 32);
 }
 
+uint64_t schedule_pause_ns(uint64_t *rnd, uint64_t span)
+{
+	return SAMPLER_MOVE_PAUSE_NS + (uint64_t)(((unsigned __int128)schedule_rand(rnd) * span) >> 32);
+}
+
+bool schedule_wake_late(uint64_t late, uint64_t mean)
+{
+	return late > 3 * mean && late > SAMPLER_WAKE_LATE_NS;
+}
+
 void schedule_hist_add(uint64_t *hist, uint64_t *max, uint64_t ns)
 {
 	uint64_t b = ns < 1000000 ? ns / 1000 : SCHEDULE_HIST_FINE + ns / 100000 - 10;

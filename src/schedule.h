@@ -2,11 +2,13 @@
 /*
  * The sampler's schedule maths, pure and unit-tested (tests/unit/
  * test_schedule.c): tick times with jitter, the index of the next tick,
- * and the histograms of stop times with their percentiles.
+ * the pauses before a preemption and when a wake came late, and the
+ * histograms of stop times with their percentiles.
  */
 #ifndef XPROF_SRC_SCHEDULE_H
 #define XPROF_SRC_SCHEDULE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -20,6 +22,18 @@ uint64_t schedule_tick_time(uint64_t start, uint64_t period, uint64_t k, uint32_
 uint64_t schedule_next_index(uint64_t start, uint64_t period, uint64_t now);
 /* Next value of the xorshift64* generator in *@state (never 0), its top 32 bits. */
 uint32_t schedule_rand(uint64_t *state);
+
+#define SAMPLER_MOVE_PAUSE_NS 20000 /* after moving to a thread's CPU, before interrupting it */
+#define SAMPLER_WAKE_LATE_NS 30000  /* a wake on a thread's CPU later than this may be retried */
+#define SAMPLER_WAKE_RETRIES 3	    /* at most this many times per CPU and tick */
+
+/* A pause before preempting a thread: SAMPLER_MOVE_PAUSE_NS and a part of @span drawn from @rnd. */
+uint64_t schedule_pause_ns(uint64_t *rnd, uint64_t span);
+/*
+ * Whether a wake @late ns after its timer came late, when prompt ones come
+ * @mean ns late: over three times that and SAMPLER_WAKE_LATE_NS.
+ */
+bool schedule_wake_late(uint64_t late, uint64_t mean);
 
 /* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
 #define SCHEDULE_HIST_FINE 1000

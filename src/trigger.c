@@ -4,8 +4,6 @@
 #include "arch.h"
 #include "ctl.h"
 #include "err.h"
-#include "sampler.h"
-#include "schedule.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -28,25 +26,13 @@ static void futex_wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* The lateness rule of interrupt.c's settle. */
-static bool late(uint64_t late, uint64_t mean)
-{
-	return late > 3 * mean && late > SAMPLER_WAKE_LATE_NS;
-}
-
 /* One request: pause until a wake comes promptly, then hold the CPU until released. */
 static void serve(struct trigger_cpu *c)
 {
-	uint64_t l = ctl_pause_ns(c->pause_ns);
-	unsigned int tries = 0;
 	uint32_t armed = TRIGGER_ARMED;
 
-	while (late(l, c->wake_mean) && tries < SAMPLER_WAKE_RETRIES) {
-		tries++;
-		l = ctl_pause_ns(SAMPLER_MOVE_PAUSE_NS +
-				 (((unsigned __int128)schedule_rand(&c->rnd) * c->span_ns) >> 32));
-	}
-	c->rep = (struct trigger_report){l, tries};
+	c->rep.late = ctl_settle(ctl_pause_ns(c->pause_ns), c->wake_mean, &c->rnd, c->span_ns,
+				 &c->rep.retries);
 	if (!atomic_compare_exchange_strong(&c->state, &armed, TRIGGER_ARRIVED))
 		return; /* released before it arrived: the controller gave up */
 	futex_wake(&c->state);

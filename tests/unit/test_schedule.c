@@ -113,5 +113,34 @@ static int test_hist_coarse(void)
 	return T_OK;
 }
 
+/* Pauses stay within SAMPLER_MOVE_PAUSE_NS + [0, span) and spread over it. */
+static int test_pause(void)
+{
+	uint64_t rnd = 42, lo = UINT64_MAX, hi = 0, p;
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		p = schedule_pause_ns(&rnd, 250000);
+		lo = p < lo ? p : lo;
+		hi = p > hi ? p : hi;
+	}
+	T_ASSERT(lo >= SAMPLER_MOVE_PAUSE_NS && lo < SAMPLER_MOVE_PAUSE_NS + 2500);
+	T_ASSERT(hi < SAMPLER_MOVE_PAUSE_NS + 250000 && hi > SAMPLER_MOVE_PAUSE_NS + 247500);
+	T_EQ_U64(schedule_pause_ns(&rnd, 0), SAMPLER_MOVE_PAUSE_NS);
+	return T_OK;
+}
+
+/* Late: over three times the prompt wakes' mean and over SAMPLER_WAKE_LATE_NS. */
+static int test_wake_late(void)
+{
+	T_ASSERT(!schedule_wake_late(SAMPLER_WAKE_LATE_NS, 1000));
+	T_ASSERT(schedule_wake_late(SAMPLER_WAKE_LATE_NS + 1, 1000));
+	T_ASSERT(!schedule_wake_late(45000, 15000)); /* three times the mean, not over */
+	T_ASSERT(schedule_wake_late(45001, 15000));
+	T_ASSERT(!schedule_wake_late(0, 0));
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_tick_bounds), T_CASE(test_tick_mean), T_CASE(test_next_index), T_CASE(test_rand),
-       T_CASE(test_hist_fine), T_CASE(test_hist_coarse))
+       T_CASE(test_hist_fine), T_CASE(test_hist_coarse), T_CASE(test_pause),
+       T_CASE(test_wake_late))
