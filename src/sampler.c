@@ -535,7 +535,7 @@ static void start(struct sampler *s)
 		ctl_short_slice();
 	s->slack = ctl_min_timer_slack();
 	if (s->o->same_cpu) {
-		triggers_init(&s->trig, (int)s->ncpus, s->st->rt_priority);
+		triggers_init(&s->trig, (int)s->ncpus, s->st->rt_priority, &s->place.allowed);
 		s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
 	}
 	if (s->o->delay_ns || s->o->start_disabled) {

@@ -102,11 +102,10 @@ static int start(struct triggers *tg, int cpu)
 	return 0;
 }
 
-void triggers_init(struct triggers *tg, int ncpus, unsigned int rt_prio)
+void triggers_init(struct triggers *tg, int ncpus, unsigned int rt_prio, const cpu_set_t *allowed)
 {
 	memset(tg, 0, sizeof(*tg));
-	if (sched_getaffinity(0, sizeof(tg->allowed), &tg->allowed))
-		CPU_ZERO(&tg->allowed);
+	tg->allowed = *allowed;
 	tg->nr = ncpus > 0 ? ncpus : 0;
 	tg->cpu = xp_calloc((size_t)tg->nr + 1, sizeof(*tg->cpu));
 	tg->rt_prio = rt_prio;

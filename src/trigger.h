@@ -56,11 +56,14 @@ struct triggers {
 	int nr;
 	unsigned int rt_prio; /* the controller's real-time priority, 0: none */
 	_Atomic int stop;
-	cpu_set_t allowed; /* the CPUs xprof may run on */
+	cpu_set_t allowed; /* the CPUs xprof may run on (none: no trigger) */
 };
 
-/* Prepare for CPUs 0..@ncpus-1 (no thread yet; each starts at its first request). */
-void triggers_init(struct triggers *tg, int ncpus, unsigned int rt_prio);
+/*
+ * Prepare for CPUs 0..@ncpus-1 of the set xprof may run on, @allowed (no
+ * thread yet; each starts at its first request).
+ */
+void triggers_init(struct triggers *tg, int ncpus, unsigned int rt_prio, const cpu_set_t *allowed);
 /*
  * Ask CPU @cpu's trigger to preempt its thread after @pause_ns; a wake
  * later than three times @wake_mean (the usual lateness of prompt wakes)
