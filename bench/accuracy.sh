@@ -4,18 +4,26 @@
 # bench/accuracy.sh [BUILD_DIR] [PROGRAM...] - xprof next to perf's DWARF
 # unwinding on real Debian programs (a benchmark, not a test).
 #
-# Each program runs the same workload twice: under
+# Each program runs the same workload three times: once under
 #   xprof record -F 999 -g check        (the native stacks; libunwind checks each)
-#   perf record -F 999 --call-graph dwarf
+#   perf record -F 999 --call-graph dwarf   (twice: the second run is a yardstick)
 # and the table shows, per program:
 #   - the 6 heaviest leaf functions of either tool, with both shares;
 #   - TVD: the total-variation distance of the two leaf distributions
 #     (half the sum of the absolute share differences, in points), and
-#     beside it the TVD that sampling alone gives for as many samples: two
-#     draws of these sizes from one distribution (both tools' samples
-#     pooled), its mean and 95th percentile over 100 draws.  A program
-#     with a long tail of leaves has a TVD of several points between two
-#     runs of the same tool;
+#     beside it two yardsticks: the TVD that sampling alone gives for as
+#     many samples (two draws of these sizes from one distribution, both
+#     tools' samples pooled: its mean and 95th percentile over 100 draws),
+#     and the TVD between perf and a second run of perf on the same
+#     workload, which adds what changes from run to run in the program
+#     itself (a JIT compiling and collecting at other moments, a machine
+#     that is busy in one run).  A program with a long tail of leaves has
+#     a TVD of several points between two runs of the same tool;
+#   - xprof's shares are of CPU time (its reports' default weight), perf's
+#     of samples, which its cpu-clock event takes per CPU time: a system
+#     call that cannot be interrupted (close of a large file) stops the
+#     thread once, at its end, and is one sample of xprof's but as many
+#     of perf's as it lasted milliseconds;
 #   - complete: the share of samples whose stack reaches the C runtime's
 #     entry (__libc_start_call_main / __libc_start_main, or start_thread
 #     for other threads): main itself has no name in a stripped program;
@@ -141,9 +149,11 @@ collapse_perf() {
 	END { for (s in c) print s, c[s] }'
 }
 
-# metrics A.folded B.folded NAME: the comparison table of one program.
+# metrics XPROF.folded PERF.folded PERF2.folded NAME CHECK XPROF_SAMPLES: the
+# comparison table of one program (xprof's folded stacks weighted by CPU
+# time; XPROF_SAMPLES, its sample count, sizes the sampling yardsticks).
 metrics() {
-	awk -v name="$3" -v check="$4" '
+	awk -v name="$4" -v check="$5" -v nx="$6" '
 	function norm(x) {
 		if (x ~ /::/) sub(/\(.*$/, "", x)   # C++: one tool prints the parameters
 		gsub(/\.(constprop|isra|part|cold|lto_priv)(\.[0-9]+)?/, "", x)
@@ -168,8 +178,17 @@ metrics() {
 		else x = "?"
 		return "[unknown in " x "]"
 	}
+	# tvd(A, B, V, L): the TVD between files A and B of the shares V over the leaves L.
+	function tvd(a, b, v, l,    x, d, r) {
+		r = 0
+		for (x in l) {
+			d = 100 * (v[a, x] / tot[a] - v[b, x] / tot[b])
+			r += (d < 0 ? -d : d) / 2
+		}
+		return r
+	}
 	{
-		t = FILENAME == ARGV[1] ? 1 : 2
+		t = FILENAME == ARGV[1] ? 1 : FILENAME == ARGV[2] ? 2 : 3
 		n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 		k = split(line, fr, ";")
 		leaf = norm(fr[k])
@@ -185,33 +204,35 @@ metrics() {
 			}
 	}
 	END {
-		if (!tot[1] || !tot[2]) { printf "%-8s  no samples (xprof %d, perf %d)\n", name, tot[1], tot[2]; exit }
+		if (!tot[1] || !tot[2] || !tot[3]) {
+			printf "%-8s  no samples (xprof %d, perf %d and %d)\n", name, nx, tot[2], tot[3]
+			exit
+		}
 		for (l in leaves) {
 			a = 100 * share[1, l] / tot[1]; b = 100 * share[2, l] / tot[2]
-			d = a - b; tvd += (d < 0 ? -d : d) / 2
 			top[l] = a > b ? a : b
 		}
-		for (l in jleaves) {
-			d = 100 * (jshare[1, l] / tot[1] - jshare[2, l] / tot[2])
-			jtvd += (d < 0 ? -d : d) / 2
-		}
+		tvd12 = tvd(1, 2, share, leaves); tvd23 = tvd(2, 3, share, leaves)
+		jtvd12 = tvd(1, 2, jshare, jleaves); jtvd23 = tvd(2, 3, jshare, jleaves)
+		# the sample counts of the two draws
+		ns[1] = nx; ns[2] = tot[2]
 		# The TVD that sampling alone gives: two tools that drew as many
 		# samples as these from one distribution (every sample of the two
 		# tools pooled), 100 times: the mean and the 95th percentile.
 		srand(1)
 		nl = 0; cum = 0
-		for (l in leaves) { nl++; cum += share[1, l] + share[2, l]; cdf[nl] = cum }
+		for (l in leaves) { nl++; cum += share[1, l] / tot[1] + share[2, l] / tot[2]; cdf[nl] = cum }
 		for (r = 1; r <= 100; r++) {
 			delete cnt
 			for (t = 1; t <= 2; t++)
-				for (i = 0; i < tot[t]; i++) {
+				for (i = 0; i < ns[t]; i++) {
 					u = rand() * cum; lo = 1; hi = nl
 					while (lo < hi) { mid = int((lo + hi) / 2); if (cdf[mid] > u) hi = mid; else lo = mid + 1 }
 					cnt[t, lo]++
 				}
 			d = 0
 			for (i = 1; i <= nl; i++) {
-				x = 100 * (cnt[1, i] / tot[1] - cnt[2, i] / tot[2])
+				x = 100 * (cnt[1, i] / ns[1] - cnt[2, i] / ns[2])
 				d += (x < 0 ? -x : x) / 2
 			}
 			noise[r] = d
@@ -221,14 +242,14 @@ metrics() {
 		for (r = 1; r <= 100; r++) noise_mean += noise[r] / 100
 		# Unnamed leaves: the difference that sampling alone gives, 95% of
 		# the time (two binomial draws of these sizes, the share pooled).
-		pu = (unk[1] + unk[2]) / (tot[1] + tot[2])
-		unoise = 196 * sqrt(pu * (1 - pu) * (1 / tot[1] + 1 / tot[2]))
-		printf "%-8s  samples xprof %d perf %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f); complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%% (sampling alone: 95%% within %.1f); check: %s\n",
-			name, tot[1], tot[2], tvd, noise_mean, noise[95], 100 * full[1] / tot[1], 100 * full[2] / tot[2],
+		pu = (nx * unk[1] / tot[1] + unk[2]) / (nx + tot[2])
+		unoise = 196 * sqrt(pu * (1 - pu) * (1 / nx + 1 / tot[2]))
+		printf "%-8s  samples xprof %d perf %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f; perf against a second run of perf: %.1f); complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%% (sampling alone: 95%% within %.1f); check: %s\n",
+			name, nx, tot[2], tvd12, noise_mean, noise[95], tvd23, 100 * full[1] / tot[1], 100 * full[2] / tot[2],
 			100 * unk[1] / tot[1], 100 * unk[2] / tot[2], unoise, check
 		if (njit[1] || njit[2])
-			printf "          JIT code %.1f%% / %.1f%% of the samples; TVD with all JIT code as one leaf: %.1f points\n",
-				100 * njit[1] / tot[1], 100 * njit[2] / tot[2], jtvd
+			printf "          JIT code %.1f%% / %.1f%%; TVD with all JIT code as one leaf: %.1f points (perf against perf: %.1f)\n",
+				100 * njit[1] / tot[1], 100 * njit[2] / tot[2], jtvd12, jtvd23
 		for (r = 0; r < 6; r++) {
 			best = ""; bv = -1
 			for (l in top) if (top[l] > bv) { bv = top[l]; best = l }
@@ -237,17 +258,20 @@ metrics() {
 				100 * share[1, best] / tot[1], 100 * share[2, best] / tot[2]
 			delete top[best]
 		}
-	}' "$1" "$2"
+	}' "$1" "$2" "$3"
 }
 
 for p in "${PROGRAMS[@]}"; do
 	workload "$p" "$XPROF" record -F 999 -g check -o "$p.xprof" -- >/dev/null 2>"$p.xprof.err"
-	"$XPROF" report -i "$p.xprof" --folded --value samples -o "$p.xprof.folded" \
-		2>>"$p.xprof.err"
-	workload "$p" "$PERF" record -q -F 999 --call-graph dwarf -o "$p.perf" -- \
-		>/dev/null 2>"$p.perf.err"
-	"$PERF" script -i "$p.perf" 2>>"$p.perf.err" | collapse_perf >"$p.perf.folded"
+	"$XPROF" report -i "$p.xprof" --folded -o "$p.xprof.folded" 2>>"$p.xprof.err"
+	nx=$("$XPROF" report -i "$p.xprof" --folded --value samples 2>>"$p.xprof.err" |
+		awk '{ n += $NF } END { print n + 0 }')
+	for run in perf perf2; do
+		workload "$p" "$PERF" record -q -F 999 --call-graph dwarf -o "$p.$run" -- \
+			>/dev/null 2>"$p.$run.err"
+		"$PERF" script -i "$p.$run" 2>>"$p.$run.err" | collapse_perf >"$p.$run.folded"
+	done
 	check=$(sed -n 's/.*unwind check: libunwind disagreed on \([0-9]* of [0-9]*\) stacks (\(.*\)).*/\1 (\2)/p' \
 		"$p.xprof.err")
-	metrics "$p.xprof.folded" "$p.perf.folded" "$p" "${check:-none}"
+	metrics "$p.xprof.folded" "$p.perf.folded" "$p.perf2.folded" "$p" "${check:-none}" "$nx"
 done
