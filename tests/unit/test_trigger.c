@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A trigger's requests on a real thread: it arrives no earlier than its
+ * pause after the request, holds its CPU until released, takes no new
+ * request before it is back to IDLE, and a request released before it
+ * arrives ends without an arrival.  A CPU it may not run on has none.
+ */
+#include "t.h"
+
+#include "ctl.h"
+#include "trigger.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <time.h>
+
+static struct triggers tg;
+static int cpu = -1;
+
+/*
+ * Start triggers for the first CPU this process may use, and move this
+ * thread (the controller) to another one: a trigger holds its CPU.
+ * T_SKIP with a single CPU.
+ */
+static int setup(void)
+{
+	cpu_set_t allowed, other;
+	int i, second = -1;
+
+	if (cpu >= 0)
+		return T_OK;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return T_FAIL;
+	for (i = 0; i < CPU_SETSIZE && second < 0; i++)
+		if (CPU_ISSET(i, &allowed)) {
+			if (cpu < 0)
+				cpu = i;
+			else
+				second = i;
+		}
+	if (second < 0) {
+		cpu = -1;
+		return T_SKIP;
+	}
+	CPU_ZERO(&other);
+	CPU_SET(second, &other);
+	if (sched_setaffinity(0, sizeof(other), &other))
+		return T_FAIL;
+	triggers_init(&tg, cpu + 1, 0, &allowed);
+	return T_OK;
+}
+
+#define SETUP()                                                                                    \
+	do {                                                                                       \
+		int r_ = setup();                                                                  \
+		if (r_ != T_OK)                                                                    \
+			return r_;                                                                 \
+	} while (0)
+
+static uint32_t state(void)
+{
+	return atomic_load(&tg.cpu[cpu].state);
+}
+
+/* Wait until the trigger is back to IDLE: at most 1 s. */
+static int wait_idle(void)
+{
+	uint64_t until = ctl_now_ns() + 1000000000ull;
+
+	while (state() != TRIGGER_IDLE)
+		if (ctl_now_ns() > until)
+			return -1;
+		else
+			ctl_pause_ns(100000);
+	return 0;
+}
+
+static int test_arm_arrive_release(void)
+{
+	struct trigger_report rep;
+	uint64_t armed;
+
+	SETUP();
+	armed = ctl_now_ns();
+	T_ASSERT(!trigger_arm(&tg, cpu, 2000000, 0, 0));
+	/* One request at a time. */
+	T_ASSERT(trigger_arm(&tg, cpu, 2000000, 0, 0) == -1);
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, armed + 2000000000ull));
+	T_ASSERT(ctl_now_ns() >= armed + 2000000);
+	T_EQ_U64(state(), TRIGGER_ARRIVED);
+	/* It holds the CPU until released. */
+	ctl_pause_ns(1000000);
+	T_EQ_U64(state(), TRIGGER_ARRIVED);
+	T_ASSERT(trigger_release(&tg, cpu, &rep));
+	T_ASSERT(!wait_idle());
+	return T_OK;
+}
+
+static int test_release_before_arrival(void)
+{
+	struct trigger_report rep;
+
+	SETUP();
+	T_ASSERT(!wait_idle());
+	T_ASSERT(!trigger_arm(&tg, cpu, 20000000, 0, 0));
+	ctl_pause_ns(1000000);
+	T_ASSERT(!trigger_release(&tg, cpu, &rep));
+	/* Back to IDLE once its pause is over, without arriving. */
+	T_ASSERT(!wait_idle());
+	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0));
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
+	T_ASSERT(trigger_release(&tg, cpu, &rep));
+	T_ASSERT(!wait_idle());
+	return T_OK;
+}
+
+static int test_cpu_not_allowed(void)
+{
+	struct triggers none;
+	cpu_set_t empty;
+
+	CPU_ZERO(&empty);
+	triggers_init(&none, 2, 0, &empty);
+	T_ASSERT(trigger_arm(&none, 0, 1000, 0, 0) == -1);
+	T_ASSERT(trigger_arm(&none, 2, 1000, 0, 0) == -1); /* past the CPUs it knows */
+	T_ASSERT(trigger_arm(&none, -1, 1000, 0, 0) == -1);
+	triggers_stop(&none);
+	return T_OK;
+}
+
+static int test_stop(void)
+{
+	SETUP();
+	T_ASSERT(!wait_idle());
+	triggers_stop(&tg);
+	T_ASSERT(tg.cpu == NULL);
+	cpu = -1;
+	return T_OK;
+}
+
+T_MAIN(T_CASE(test_arm_arrive_release), T_CASE(test_release_before_arrival),
+       T_CASE(test_cpu_not_allowed), T_CASE(test_stop))
