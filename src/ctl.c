@@ -182,6 +182,23 @@ uint64_t ctl_pause_ns(uint64_t ns)
 	return now > at ? now - at : 0;
 }
 
+int ctl_start_pinned(pthread_t *thread, int cpu, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	cpu_set_t one;
+	int e = pthread_attr_init(&attr);
+
+	if (e)
+		return e;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	e = pthread_create(thread, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return e;
+}
+
 uint64_t ctl_settle(uint64_t late, uint64_t mean, uint64_t *rnd, uint64_t span,
 		    unsigned int *retries)
 {

@@ -8,6 +8,7 @@
 #ifndef XPROF_SRC_CTL_H
 #define XPROF_SRC_CTL_H
 
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -90,6 +91,11 @@ void ctl_place_init(struct ctl_place *pl);
 int ctl_move_to_cpu(struct ctl_place *pl, int cpu);
 void ctl_place_release(struct ctl_place *pl);
 int ctl_cpu(void);
+/*
+ * Start a thread of xprof's that runs @fn(@arg) on @cpu alone, with a
+ * small stack (an idle spinner, a trigger): 0 or an errno.
+ */
+int ctl_start_pinned(pthread_t *thread, int cpu, void *(*fn)(void *), void *arg);
 /* Sleep @ns on a timer of the CPU the caller runs on; how late it woke, in ns. */
 uint64_t ctl_pause_ns(uint64_t ns);
 /*

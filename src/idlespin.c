@@ -2,6 +2,7 @@
 /* Idle spinners (idlespin.h). */
 #include "idlespin.h"
 #include "arch.h"
+#include "ctl.h"
 #include "err.h"
 
 #include <errno.h>
@@ -24,8 +25,7 @@ static void *spin(void *arg)
 
 unsigned int idlespin_start(struct idlespin *is)
 {
-	cpu_set_t mine, one;
-	pthread_attr_t attr;
+	cpu_set_t mine;
 	int cpu, e;
 
 	memset(is, 0, sizeof(*is));
@@ -35,14 +35,9 @@ unsigned int idlespin_start(struct idlespin *is)
 	if (!is->threads)
 		return 0;
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &mine) || pthread_attr_init(&attr))
+		if (!CPU_ISSET(cpu, &mine))
 			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
-		pthread_attr_setstacksize(&attr, 64 * 1024);
-		e = pthread_create(&is->threads[is->nr], &attr, spin, is);
-		pthread_attr_destroy(&attr);
+		e = ctl_start_pinned(&is->threads[is->nr], cpu, spin, is);
 		if (e) {
 			xp_debug(1, "idle spinner on CPU %d: %s", cpu, strerror(e));
 			continue;

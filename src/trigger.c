@@ -40,22 +40,16 @@ static void serve(struct trigger_cpu *c)
 		xp_arch_cpu_relax();
 }
 
-struct trigger_start {
-	struct triggers *tg;
-	int cpu;
-};
-
 static void *run(void *arg)
 {
-	struct trigger_start st = *(struct trigger_start *)arg;
-	struct trigger_cpu *c = &st.tg->cpu[st.cpu];
+	struct trigger_cpu *c = arg;
+	struct triggers *tg = c->tg;
 
-	free(arg);
 	/* As the controller: at once on its CPU when it wakes (ctl.c). */
-	if (!st.tg->rt_prio || !ctl_raise_priority(st.tg->rt_prio))
+	if (!tg->rt_prio || !ctl_raise_priority(tg->rt_prio))
 		ctl_short_slice();
 	ctl_min_timer_slack();
-	while (!atomic_load(&st.tg->stop)) {
+	while (!atomic_load(&tg->stop)) {
 		uint32_t v = atomic_load_explicit(&c->state, memory_order_acquire);
 
 		if (v == TRIGGER_IDLE) {
@@ -74,30 +68,19 @@ static void *run(void *arg)
 static int start(struct triggers *tg, int cpu)
 {
 	struct trigger_cpu *c = &tg->cpu[cpu];
-	struct trigger_start *st;
-	pthread_attr_t attr;
-	cpu_set_t one;
 	int e;
 
-	if (!CPU_ISSET(cpu, &tg->allowed) || pthread_attr_init(&attr)) {
-		c->failed = true;
+	c->failed = true;
+	if (!CPU_ISSET(cpu, &tg->allowed))
 		return -1;
-	}
-	st = xp_malloc(sizeof(*st));
-	*st = (struct trigger_start){tg, cpu};
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
+	c->tg = tg;
 	c->rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(cpu + 1) ^ ctl_now_ns();
-	e = pthread_create(&c->thread, &attr, run, st);
-	pthread_attr_destroy(&attr);
+	e = ctl_start_pinned(&c->thread, cpu, run, c);
 	if (e) {
-		free(st);
 		xp_debug(1, "trigger on CPU %d: %s", cpu, strerror(e));
-		c->failed = true;
 		return -1;
 	}
+	c->failed = false;
 	c->started = true;
 	return 0;
 }

@@ -39,6 +39,8 @@ struct trigger_report {
 	unsigned int retries; /* pauses taken again because the wake came late */
 };
 
+struct triggers;
+
 struct trigger_cpu {
 	_Atomic uint32_t state;
 	uint64_t pause_ns;  /* ARMED: how long to let the thread run first */
@@ -46,6 +48,7 @@ struct trigger_cpu {
 	uint64_t wake_mean; /* ARMED: the usual lateness of a prompt wake (ns) */
 	uint64_t rnd;	    /* the trigger's own random state */
 	struct trigger_report rep;
+	struct triggers *tg; /* the set it belongs to */
 	pthread_t thread;
 	bool started;
 	bool failed; /* could not be started: the CPU is interrupted from elsewhere */
