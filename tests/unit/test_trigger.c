@@ -67,12 +67,9 @@ static int wait_idle(void)
 {
 	uint64_t until = ctl_now_ns() + 1000000000ull;
 
-	while (state() != TRIGGER_IDLE)
-		if (ctl_now_ns() > until)
-			return -1;
-		else
-			ctl_pause_ns(100000);
-	return 0;
+	while (state() != TRIGGER_IDLE && ctl_now_ns() <= until)
+		ctl_pause_ns(100000);
+	return state() == TRIGGER_IDLE ? 0 : -1;
 }
 
 static int test_arm_arrive_release(void)
