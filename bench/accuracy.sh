@@ -264,8 +264,8 @@ metrics() {
 for p in "${PROGRAMS[@]}"; do
 	workload "$p" "$XPROF" record -F 999 -g check -o "$p.xprof" -- >/dev/null 2>"$p.xprof.err"
 	"$XPROF" report -i "$p.xprof" --folded -o "$p.xprof.folded" 2>>"$p.xprof.err"
-	nx=$("$XPROF" report -i "$p.xprof" --folded --value samples 2>>"$p.xprof.err" |
-		awk '{ n += $NF } END { print n + 0 }')
+	nx=$("$XPROF" report -i "$p.xprof" --header-only 2>>"$p.xprof.err" |
+		awk '$1 == "#" && $2 == "samples" { print $4 + 0 }')
 	for run in perf perf2; do
 		workload "$p" "$PERF" record -q -F 999 --call-graph dwarf -o "$p.$run" -- \
 			>/dev/null 2>"$p.$run.err"
