@@ -29,7 +29,7 @@ static uint64_t cputime_progress(struct cputime *c, uint64_t cpu_ns, uint64_t co
 				 uint64_t period)
 {
 	uint64_t progress = cpu_ns > c->sampled_ns ? cpu_ns - c->sampled_ns : 0;
-	uint64_t expect = c->resume_count + !c->resume_ran;
+	uint64_t expect = c->resume_count + 1;
 	uint64_t moved = cpu_ns > c->resume_cpu_ns ? cpu_ns - c->resume_cpu_ns : 0;
 
 	c->on_cpu = c->resume_known && count == expect && !moved;
@@ -86,7 +86,6 @@ bool cputime_due(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t no
 static void cputime_note_resume(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t t)
 {
 	c->resume_known = true;
-	c->resume_ran = count > c->sched_count;
 	c->resume_count = count;
 	c->resume_cpu_ns = cpu_ns;
 	c->resume_time = t;
@@ -95,8 +94,9 @@ static void cputime_note_resume(struct cputime *c, uint64_t cpu_ns, uint64_t cou
 /*
  * The stop switched the thread out, which brings the counter up to date:
  * the CPU time since its last sample is exact now and replaces the tick's
- * estimate.  The counts read here also tell the next ticks whether it has
- * stayed on a CPU since.  A thread that ran less than an eighth of a
+ * estimate.  The count read in the stop is the stop's own, so the next
+ * ticks know whether it has been scheduled in since the resume, and
+ * stayed.  A thread that ran less than an eighth of a
  * period since its last sample (it waited for a CPU nearly all along)
  * gives no sample, and that time counts toward its next: a sample stands
  * for about a period of CPU time, and one for a few microseconds would

@@ -16,11 +16,10 @@ struct cputime {
 	bool init;		/* the fields below hold a baseline */
 	bool on_cpu;		/* the last tick found it never switched out since its resume */
 	bool resume_known;	/* the resume_ fields describe its last resume from a stop */
-	bool resume_ran;	/* it was back on a CPU when resume_count was read */
 	uint64_t sched_count;	/* times it was scheduled in, at the last check */
 	uint64_t sampled_ns;	/* on-CPU time at the last sample (read just after it) */
 	uint64_t wall_sampled;	/* time of the last sample (wall mode) */
-	uint64_t resume_count;	/* sched_count read just after that resume */
+	uint64_t resume_count;	/* sched_count read in that stop: back on a CPU when it grows */
 	uint64_t resume_cpu_ns; /* its on-CPU time then */
 	uint64_t resume_time;	/* when it was resumed */
 	int64_t carry;		/* CPU time its samples over- or under-covered so far */
@@ -39,8 +38,8 @@ bool cputime_due(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t no
 		 bool attached, uint64_t *weight);
 
 /*
- * CPU mode, just after resuming the thread from the stop of a sample at
- * @t, with the counters read then: false when the sample is to be dropped
+ * CPU mode, as the thread is resumed at @t from the stop of a sample, with
+ * the counters read in that stop: false when the sample is to be dropped
  * (it ran less than an eighth of a period since its last), else true with
  * its exact @weight, the carry updated.
  */

@@ -80,8 +80,9 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 }
 
 /*
- * CPU mode, just after resuming @th from the stop of sample @r at @t: the
- * exact weight, or no sample for a thread that hardly ran (cputime_settle).
+ * CPU mode, in the stop of sample @r of @th, which is resumed at about @t:
+ * the exact weight, or no sample for a thread that hardly ran
+ * (cputime_settle).
  */
 void smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t)
 {

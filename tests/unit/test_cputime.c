@@ -103,14 +103,14 @@ static int test_on_cpu_since_resume(void)
 	uint64_t w = 0;
 
 	T_ASSERT(cputime_due(&c, P, 5, P, P, false, &w));
-	/* Resumed at 1.1 ms; the stop switched it out and in: 6 times scheduled in. */
+	/* Its stop, read at 1.1 ms: scheduled in once more, to reach the stop. */
 	T_ASSERT(cputime_settle(&c, 2 * P, 6, P, P + P / 10, &w));
 	c.carry = 0;
-	/* 0.3 ms later the counter has not moved: it ran all along, on its CPU. */
-	T_ASSERT(!cputime_due(&c, 2 * P, 6, P + 4 * P / 10, P, false, &w));
+	/* 0.3 ms later, scheduled in once since, the counter unmoved: it ran all along. */
+	T_ASSERT(!cputime_due(&c, 2 * P, 7, P + 4 * P / 10, P, false, &w));
 	T_ASSERT(c.on_cpu);
 	/* 0.9 ms after the resume: due (half a period has run), weighing 0.9 ms. */
-	T_ASSERT(cputime_due(&c, 2 * P, 6, 2 * P, P, false, &w));
+	T_ASSERT(cputime_due(&c, 2 * P, 7, 2 * P, P, false, &w));
 	T_EQ_U64(w, 9 * P / 10);
 	return T_OK;
 }
@@ -120,8 +120,8 @@ static int test_waiting_for_cpu(void)
 	struct cputime c = {0};
 	uint64_t w = 0;
 
-	T_ASSERT(cputime_due(&c, P, 5, P, P, false, &w));
-	/* Resumed but not back on a CPU yet when read: still 5 times scheduled in. */
+	T_ASSERT(cputime_due(&c, P, 4, P, P, false, &w));
+	/* Its stop, read at 1 ms: 5 times scheduled in. */
 	T_ASSERT(cputime_settle(&c, 2 * P, 5, P, P, &w));
 	/* Ticks later, still 5 and no progress: it waits for a CPU, not due. */
 	T_ASSERT(!cputime_due(&c, 2 * P, 5, 5 * P, P, false, &w));
