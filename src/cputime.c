@@ -18,16 +18,20 @@ uint64_t cputime_wall_weight(struct cputime *c, uint64_t now, uint64_t period)
  * such ticks were skipped and 9% of the samples lost).  A counter that has
  * not moved since that resume, with the thread scheduled in exactly once
  * since, means it has run since: its progress is the time since the
- * resume.  Scheduled in never since: it waits for a CPU, and is not due.
+ * resume, less the time it waited for a CPU after it (which the kernel
+ * adds to its wait when it gets one: 64 threads on 2 CPUs wait ~50 ms
+ * after each resume, and were taken to have run all that time).
+ * Scheduled in never since: it waits for a CPU, and is not due.
  * Once the counter has moved, it is the progress; it may lag (by a kernel
  * tick at most: the tick brings a running thread's counter up to date),
  * the carry makes up for it at the next sample.  (Counting any progress
  * after two periods without a sample, as a guard against stale counters,
  * sampled 64 threads on 2 CPUs four times per period of their CPU time.)
  */
-static uint64_t cputime_progress(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now,
+static uint64_t cputime_progress(struct cputime *c, const struct procfs_sched *ss, uint64_t now,
 				 uint64_t period)
 {
+	uint64_t cpu_ns = ss->cpu_ns, count = ss->count;
 	uint64_t progress = cpu_ns > c->sampled_ns ? cpu_ns - c->sampled_ns : 0;
 	uint64_t expect = c->resume_count + 1;
 	uint64_t moved = cpu_ns > c->resume_cpu_ns ? cpu_ns - c->resume_cpu_ns : 0;
@@ -38,6 +42,11 @@ static uint64_t cputime_progress(struct cputime *c, uint64_t cpu_ns, uint64_t co
 		    c->resume_cpu_ns > c->sampled_ns ? c->resume_cpu_ns - c->sampled_ns : 0;
 
 		ran += now - c->resume_time;
+		if (c->resume_wait_ns != CPUTIME_UNKNOWN && ss->wait_ns > c->resume_wait_ns) {
+			uint64_t waited = ss->wait_ns - c->resume_wait_ns;
+
+			ran = ran > waited ? ran - waited : 0;
+		}
 		if (ran > progress)
 			progress = ran;
 	}
@@ -51,7 +60,7 @@ static uint64_t cputime_progress(struct cputime *c, uint64_t cpu_ns, uint64_t co
  * come per period of wall time (a thread stopped for part of each period
  * was sampled 2% too often per CPU-second).
  */
-bool cputime_due(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now, uint64_t period,
+bool cputime_due(struct cputime *c, const struct procfs_sched *ss, uint64_t now, uint64_t period,
 		 bool attached, uint64_t *weight)
 {
 	uint64_t progress;
@@ -68,13 +77,13 @@ bool cputime_due(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t no
 		c->init = true;
 		c->carry = (int64_t)period / 2;
 		if (attached) {
-			c->sampled_ns = cpu_ns;
-			c->sched_count = count;
+			c->sampled_ns = ss->cpu_ns;
+			c->sched_count = ss->count;
 			return false;
 		}
 	}
-	c->sched_count = count;
-	progress = cputime_progress(c, cpu_ns, count, now, period);
+	c->sched_count = ss->count;
+	progress = cputime_progress(c, ss, now, period);
 	if (!progress)
 		return false;
 	if ((int64_t)progress + c->carry < (int64_t)period / 2)
@@ -83,11 +92,12 @@ bool cputime_due(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t no
 	return true;
 }
 
-static void cputime_note_resume(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t t)
+static void cputime_note_resume(struct cputime *c, const struct procfs_sched *ss, uint64_t t)
 {
 	c->resume_known = true;
-	c->resume_count = count;
-	c->resume_cpu_ns = cpu_ns;
+	c->resume_count = ss->count;
+	c->resume_cpu_ns = ss->cpu_ns;
+	c->resume_wait_ns = ss->wait_ns;
 	c->resume_time = t;
 }
 
@@ -105,13 +115,14 @@ static void cputime_note_resume(struct cputime *c, uint64_t cpu_ns, uint64_t cou
  * arch_fork).  The carry is bounded to four periods either way: a long run
  * since the last sample is few samples.
  */
-bool cputime_settle(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t period, uint64_t t,
+bool cputime_settle(struct cputime *c, const struct procfs_sched *ss, uint64_t period, uint64_t t,
 		    uint64_t *weight)
 {
 	int64_t lim = 4 * (int64_t)period;
+	uint64_t cpu_ns = ss->cpu_ns;
 
 	if (cpu_ns <= c->sampled_ns || cpu_ns - c->sampled_ns < period / 8) {
-		cputime_note_resume(c, cpu_ns, count, t);
+		cputime_note_resume(c, ss, t);
 		return false;
 	}
 	*weight = cpu_ns - c->sampled_ns;
@@ -121,7 +132,7 @@ bool cputime_settle(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t
 		c->carry = lim;
 	if (c->carry < -lim)
 		c->carry = -lim;
-	cputime_note_resume(c, cpu_ns, count, t);
+	cputime_note_resume(c, ss, t);
 	return true;
 }
 
@@ -135,7 +146,7 @@ bool cputime_settle(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t
 void cputime_anchor_new(struct cputime *c, uint64_t t)
 {
 	c->sched_count = 1;
-	cputime_note_resume(c, 0, 1, t);
+	cputime_note_resume(c, &(struct procfs_sched){.count = 1, .wait_ns = CPUTIME_UNKNOWN}, t);
 }
 
 /* As an attached thread's first tick (cputime_due), and for wall mode a sample at @now. */

@@ -2,7 +2,8 @@
 /*
  * CPU-time accounting of one sampled thread: whether a tick finds it due
  * for a sample, and what the sample weighs, from its scheduler counters
- * (procfs_schedstat: on-CPU ns, times scheduled in) as read by the caller.
+ * (procfs_schedstat: on-CPU ns, run-queue wait ns, times scheduled in) as
+ * read by the caller.
  * Pure (no I/O), unit-tested in tests/unit/test_cputime.c.  Times are ns
  * since the start of the recording; @period is the sampling period.
  */
@@ -12,29 +13,34 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "procfs.h"
+
 struct cputime {
-	bool init;		/* the fields below hold a baseline */
-	bool on_cpu;		/* the last tick found it never switched out since its resume */
-	bool resume_known;	/* the resume_ fields describe its last resume from a stop */
-	uint64_t sched_count;	/* times it was scheduled in, at the last check */
-	uint64_t sampled_ns;	/* on-CPU time at the last sample (read just after it) */
-	uint64_t wall_sampled;	/* time of the last sample (wall mode) */
-	uint64_t resume_count;	/* sched_count read in that stop: back on a CPU when it grows */
-	uint64_t resume_cpu_ns; /* its on-CPU time then */
-	uint64_t resume_time;	/* when it was resumed */
-	int64_t carry;		/* CPU time its samples over- or under-covered so far */
+	bool init;		 /* the fields below hold a baseline */
+	bool on_cpu;		 /* the last tick found it never switched out since its resume */
+	bool resume_known;	 /* the resume_ fields describe its last resume from a stop */
+	uint64_t sched_count;	 /* times it was scheduled in, at the last check */
+	uint64_t sampled_ns;	 /* on-CPU time at the last sample (read in its stop) */
+	uint64_t wall_sampled;	 /* time of the last sample (wall mode) */
+	uint64_t resume_count;	 /* sched_count read in that stop: back on a CPU when it grows */
+	uint64_t resume_cpu_ns;	 /* its on-CPU time then */
+	uint64_t resume_time;	 /* when it was resumed */
+	uint64_t resume_wait_ns; /* its run-queue wait then, CPUTIME_UNKNOWN: not read */
+	int64_t carry;		 /* CPU time its samples over- or under-covered so far */
 };
+
+#define CPUTIME_UNKNOWN UINT64_MAX
 
 /* Wall mode: the weight of a sample at @now, the time since its last (a period for the first). */
 uint64_t cputime_wall_weight(struct cputime *c, uint64_t now, uint64_t period);
 
 /*
- * CPU mode, at a tick at @now with the counters @cpu_ns and @count just
- * read: whether a sample is due, and its provisional @weight.  A thread
+ * CPU mode, at a tick at @now with the counters @ss just read: whether a
+ * sample is due, and its provisional @weight.  A thread
  * first seen by an attach (@attached) is not due at its first tick: its
  * counters become the baseline.
  */
-bool cputime_due(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now, uint64_t period,
+bool cputime_due(struct cputime *c, const struct procfs_sched *ss, uint64_t now, uint64_t period,
 		 bool attached, uint64_t *weight);
 
 /*
@@ -43,7 +49,7 @@ bool cputime_due(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t no
  * (it ran less than an eighth of a period since its last), else true with
  * its exact @weight, the carry updated.
  */
-bool cputime_settle(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t period, uint64_t t,
+bool cputime_settle(struct cputime *c, const struct procfs_sched *ss, uint64_t period, uint64_t t,
 		    uint64_t *weight);
 
 /* CPU mode, a new thread resumed from its first stop at @t: its progress counts from there. */

@@ -75,8 +75,7 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 		*weight = s->period;
 		return x->schedstat_fd < 0;
 	}
-	return cputime_due(&x->cpu, ss.cpu_ns, ss.count, now, s->period, s->o->kind == SAMPLER_ATTACH,
-			   weight);
+	return cputime_due(&x->cpu, &ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight);
 }
 
 /*
@@ -92,7 +91,7 @@ void smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sampl
 	x->cpu.resume_known = false;
 	if (read_schedstat(s, th, &ss))
 		return;
-	if (!cputime_settle(&x->cpu, ss.cpu_ns, ss.count, s->period, t, &r->weight)) {
+	if (!cputime_settle(&x->cpu, &ss, s->period, t, &r->weight)) {
 		s->nq--; /* @r is the last sample queued */
 		s->st->dropped_idle++;
 		return;

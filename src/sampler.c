@@ -622,9 +622,14 @@ static void release(struct sampler *s)
 int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts *o,
 		struct sampler_stats *st)
 {
-	struct sampler s = {
-	    .tr = t, .w = w, .o = o, .st = st, .sigfd = -1, .timerfd = -1, .qos_fd = -1,
-	    .loadavg_fd = -1};
+	struct sampler s = {.tr = t,
+			    .w = w,
+			    .o = o,
+			    .st = st,
+			    .sigfd = -1,
+			    .timerfd = -1,
+			    .qos_fd = -1,
+			    .loadavg_fd = -1};
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));
