@@ -279,7 +279,7 @@ if ! command -v perf >/dev/null; then
 		failed[$tool]="perf not installed"
 	done
 fi
-printf 'rep\ttarget\tfreq\ttool\twork_s\tcpu_s\ttotal_s\tsamples\tlost\tbytes\tlate\tfailed\tstop_p50_us\tstop_p99_us\treport_s\theld_p50_us\theld_p99_us\tstop_us_per_sample\twait_us_per_sample\n' \
+printf 'rep\ttarget\tfreq\ttool\twork_s\tcpu_s\ttotal_s\tsamples\tlost\tbytes\tlate\tfailed\tstop_p50_us\tstop_p99_us\treport_s\theld_p50_us\theld_p99_us\tstop_us_per_sample\twait_us_per_sample\txprof_cpu_us_per_sample\n' \
 	>"$out/runs.tsv"
 
 fail() {
@@ -303,7 +303,7 @@ perf_stat() {
 run_one() {
 	local rep=$1 t=$2 f=$3 tool=$4 key="$2 $3 $4" data="$out/run.data" log t0 t1 total times
 	local spin status=0 samples=0 lost=0 bytes=0 late="" nfail="" p50="" p99="" rtime="" summary
-	local h50="" h99="" stop_us="" wait_us=""
+	local h50="" h99="" stop_us="" wait_us="" cpu_us=""
 	[[ -z ${failed[$tool]:-} && -z ${failed[$key]:-} ]] || return 0
 	log="$out/logs/$t-$f-$tool"
 	target_cmd "$t" "${amount[$t]}"
@@ -351,10 +351,13 @@ run_one() {
 		}
 		read -r h50 h99 < <(sed -nE 's/.*\(held ([0-9.]+) \/ ([0-9.]+) us\).*/\1 \2/p' <<<"$summary") ||
 			true
-		# Per sample: the target's threads' time in stops and waiting for a CPU.
-		read -r stop_us wait_us < <("$xprof" report -i "$data" --header-only 2>/dev/null |
+		# Per sample: the target's threads' time in stops and waiting for a
+		# CPU, and xprof's own CPU time.
+		read -r stop_us wait_us cpu_us < <("$xprof" report -i "$data" --header-only 2>/dev/null |
 			awk -v n="$samples" '/^# stat stop_ns_total :/ { s = $NF } /^# stat target_wait_ns :/ { w = $NF }
-				END { if (n > 0 && s != "") printf "%.1f %.1f\n", s / n / 1e3, w / n / 1e3 }') || true
+				/^# stat xprof_cpu_ns :/ { c = $NF }
+				END { if (n > 0 && s != "") printf "%.1f %.1f %.1f\n", s / n / 1e3, w / n / 1e3, c / n / 1e3 }') ||
+			true
 		t0=$(now)
 		if ! "$xprof" report -i "$data" --folded -o "$out/run.folded" 2>"$log.report.err"; then
 			fail "$key" "report failed: $(head -n 1 "$log.report.err")"
@@ -379,10 +382,10 @@ run_one() {
 	esac
 	[[ $tool == bare ]] || bytes=$(stat -c %s "$data")
 	rm -f "$data" "$out/run.folded"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$rep" "$t" "$f" "$tool" "${times% *}" "${times#* }" "$total" "${samples:-0}" "${lost:-0}" \
 		"$bytes" "${late:--}" "${nfail:--}" "${p50:--}" "${p99:--}" "${rtime:--}" "${h50:--}" \
-		"${h99:--}" "${stop_us:--}" "${wait_us:--}" >>"$out/runs.tsv"
+		"${h99:--}" "${stop_us:--}" "${wait_us:--}" "${cpu_us:--}" >>"$out/runs.tsv"
 	printf '  rep %d %-11s %5s Hz %-10s work %7.3fs total %7.3fs %7s samples\n' "$rep" "$t" "$f" \
 		"$tool" "${times% *}" "$total" "$([[ $tool == bare ]] && echo - || echo "$samples")"
 }
@@ -510,7 +513,7 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 			if ($8 > 0)
 				add(key, "lost_us", ($5 - bare[$2, $3, $1]) * (nth < ncpu ? nth : ncpu) / $8 * 1e6)
 		}
-		add(key, "stop_us", $18); add(key, "wait_us", $19)
+		add(key, "stop_us", $18); add(key, "wait_us", $19); add(key, "cpu_us", $20)
 		if ($6 > 0)
 			add(key, "rate", $8 / $6)
 		add(key, "lost", $9)
@@ -524,7 +527,8 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 		print "target", "freq", "tool", "runs", "slowdown", "work_s", "bare_work_s", "total_s",
 			"samples_per_cpu_s", "rate_pct", "lost", "stop_p50_us", "stop_p99_us",
 			"late_ticks", "failed", "report_s", "bytes_per_sample", "held_p50_us",
-			"held_p99_us", "lost_us_per_sample", "stop_us_per_sample", "wait_us_per_sample"
+			"held_p99_us", "lost_us_per_sample", "stop_us_per_sample", "wait_us_per_sample",
+			"xprof_cpu_us_per_sample"
 		nt = split(targets, T, " "); nf = split(freqs, F, " "); nk = split(tools, K, " ")
 		for (i = 1; i <= nt; i++)
 			for (j = 1; j <= nf; j++)
@@ -542,7 +546,8 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 						median(vals[key, "failed"]), median(vals[key, "report"]),
 						median(vals[key, "bps"]), median(vals[key, "h50"]),
 						median(vals[key, "h99"]), median(vals[key, "lost_us"]),
-						median(vals[key, "stop_us"]), median(vals[key, "wait_us"])
+						median(vals[key, "stop_us"]), median(vals[key, "wait_us"]),
+						median(vals[key, "cpu_us"])
 				}
 	}' "$out/runs.tsv" "$out/runs.tsv" >"$out/summary.tsv"
 
@@ -581,15 +586,17 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 		echo "waiting = their time runnable but off-CPU (schedstat), which with more threads than CPUs"
 		echo "is mostly waiting for each other, and a stopped thread frees its CPU for another, so only"
 		echo "stops are given there; rest = lost - stops - waiting: entering and leaving the stop,"
-		echo "migrations, cold caches."
+		echo "migrations, cold caches; xprof = the CPU time of xprof's own threads (controller,"
+		echo "triggers), which comes out of the target's when its threads fill every CPU."
 		echo
-		echo "| target | Hz | tool | lost | stops | waiting | rest |"
-		echo "|---|---:|---|---:|---:|---:|---:|"
+		echo "| target | Hz | tool | lost | stops | waiting | rest | xprof |"
+		echo "|---|---:|---|---:|---:|---:|---:|---:|"
 		awk -F'\t' -v ncpu="$ncpu" 'NR > 1 && $3 ~ /^xprof/ && $20 != "" {
 			nth = $1 ~ /^threads/ ? substr($1, 8) + 0 : 1
 			wait = nth > ncpu ? "-" : sprintf("%.1f", $22)
 			rest = nth > ncpu ? "-" : sprintf("%.1f", $20 - $21 - $22)
-			printf "| %s | %s | %s | %.1f | %.1f | %s | %s |\n", $1, $2, $3, $20, $21, wait, rest
+			cpu = $23 == "" ? "-" : sprintf("%.1f", $23)
+			printf "| %s | %s | %s | %.1f | %.1f | %s | %s | %s |\n", $1, $2, $3, $20, $21, wait, rest, cpu
 		}' "$out/summary.tsv"
 	fi
 	if [[ -s $out/failures.txt ]]; then

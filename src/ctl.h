@@ -17,6 +17,9 @@
 /* CLOCK_MONOTONIC in ns: every duration and deadline of record, attach and dump. */
 uint64_t ctl_now_ns(void);
 
+/* CPU time of xprof's own threads, in ns (CLOCK_PROCESS_CPUTIME_ID). */
+uint64_t ctl_cpu_ns(void);
+
 /*
  * The signals the controller handles itself: SIGINT, SIGTERM, SIGHUP, and
  * SIGCHLD when @with_chld (the sampling loop and the wait for a command

@@ -543,6 +543,7 @@ static void start(struct sampler *s)
 	if (!s->st->rt_priority)
 		ctl_short_slice();
 	s->slack = ctl_min_timer_slack();
+	s->start_cpu = ctl_cpu_ns();
 	if (s->o->same_cpu) {
 		triggers_init(&s->trig, (int)s->ncpus, s->st->rt_priority, &s->place.allowed);
 		s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
@@ -566,6 +567,7 @@ static int finish(struct sampler *s)
 	unsigned long i;
 
 	s->st->duration_ns = smp_sampled_ns(s, smp_now(s));
+	s->st->xprof_cpu_ns = ctl_cpu_ns() - s->start_cpu;
 	if (s->qos_fd >= 0)
 		close(s->qos_fd);
 	idlespin_stop(&s->spin);

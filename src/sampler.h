@@ -121,6 +121,11 @@ struct sampler_stats {
 	 * (their schedstat's run-queue wait, from their first read on).
 	 */
 	uint64_t stop_ns_total, target_wait_ns;
+	/*
+	 * CPU time of xprof's own threads (controller, triggers) while
+	 * sampling: with every CPU busy, the target's loss too.
+	 */
+	uint64_t xprof_cpu_ns;
 	uint64_t stack_bytes_copied;
 	uint64_t irq_same_cpu; /* interrupts of a thread held off its CPU there (trigger.h) */
 	uint64_t cpu_moves;    /* moves of the controller off a due thread's CPU */

@@ -93,6 +93,7 @@ struct sampler {
 	uint64_t *pcs;
 	uint8_t *flags;
 	uint64_t start_mono, period, next_k, last_flush;
+	uint64_t start_cpu; /* ctl_cpu_ns at the start of sampling */
 	uint64_t armed_at;  /* CLOCK_MONOTONIC ns the sampling timer is armed for */
 	uint64_t woke_late; /* ns from armed_at to the controller's wake at its expiry */
 	uint64_t wake_mean; /* running mean of prompt wakes' lateness (interrupt.c) */

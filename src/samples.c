@@ -484,6 +484,7 @@ void smp_write_stats(struct sampler *s)
 	    {"late_wakes", st->late_wakes},
 	    {"stop_ns_total", st->stop_ns_total},
 	    {"target_wait_ns", st->target_wait_ns},
+	    {"xprof_cpu_ns", st->xprof_cpu_ns},
 	    {"stack_bytes_copied", st->stack_bytes_copied},
 	    {"irq_same_cpu", st->irq_same_cpu},
 	    {"cpu_moves", st->cpu_moves},
