@@ -14,20 +14,22 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t ctl_now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ctl_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t ctl_cpu_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 void ctl_signal_set(sigset_t *set, bool with_chld)
