@@ -179,6 +179,7 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 	struct xp_thread *th = ev->th;
 	struct smp_thread *x = smp_thread_of(th);
 	struct raw_sample *r = NULL;
+	bool settled;
 	uint64_t resumed;
 
 	if (ev->exec) {
@@ -200,7 +201,8 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 	 * for it, and 64 busy threads on 2 CPUs were interrupted 3.7 times per
 	 * sample taken, mostly while they waited, each such stop dropped.
 	 */
-	if (r && s->o->mode == SAMPLER_CPU)
+	settled = r && s->o->mode == SAMPLER_CPU;
+	if (settled)
 		smp_settle_weight(s, th, r, smp_now(s));
 	if (tracer_finish_stop(s->tr, ev))
 		xp_debug(1, "cannot resume tid %d: %s", (int)th->tid, strerror(errno));
@@ -210,12 +212,10 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 		s->st->stop_ns_total += resumed - x->irq_time;
 		schedule_hist_add(s->st->held_hist, &s->st->held_ns_max, resumed - t);
 	}
-	if (!r || s->o->mode != SAMPLER_CPU) {
-		if (s->o->mode == SAMPLER_CPU && th->state == THREAD_RUNNING && ev->fresh)
-			cputime_anchor_new(&x->cpu, resumed);
-		else
-			x->cpu.resume_known = false; /* switched out and in: the anchor is stale */
-	}
+	if (!settled && s->o->mode == SAMPLER_CPU && th->state == THREAD_RUNNING && ev->fresh)
+		cputime_anchor_new(&x->cpu, resumed);
+	else if (!settled)
+		x->cpu.resume_known = false; /* switched out and in again: the anchor is stale */
 	describe_new(s, ev, t);
 }
 
@@ -624,14 +624,9 @@ static void release(struct sampler *s)
 int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts *o,
 		struct sampler_stats *st)
 {
-	struct sampler s = {.tr = t,
-			    .w = w,
-			    .o = o,
-			    .st = st,
-			    .sigfd = -1,
-			    .timerfd = -1,
-			    .qos_fd = -1,
-			    .loadavg_fd = -1};
+	struct sampler s = {
+	    .tr = t, .w = w, .o = o, .st = st, .sigfd = -1, .timerfd = -1, .qos_fd = -1,
+	    .loadavg_fd = -1};
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));
