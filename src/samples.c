@@ -342,9 +342,8 @@ static void note_walk(struct sampler *s, const struct raw_sample *r, const struc
 		return;
 	x = smp_thread_of(th);
 	if (s->o->adaptive_copy)
-		stackcopy_resize(&x->copy, &smp_proc_of(s, th->proc)->copy_hint,
-				 m->hi > sp ? m->hi - sp : 0, m->live_reads != 0,
-				 s->o->stack_bytes);
+		stackcopy_resize(&x->copy, &smp_proc_of(s, th->proc)->copy_hint, sp, m->hi,
+				 m->live_reads != 0, s->o->stack_bytes);
 	/* Most threads name themselves as they start: look at their first samples. */
 	if (x->name_checks < 3) {
 		x->name_checks++;

@@ -77,16 +77,44 @@ size_t stackcopy_size(const struct stackcopy_size *z, uint32_t hint, size_t max)
 }
 
 /*
+ * A walk reads its outer frames at the same addresses from sample to
+ * sample (main's callers, a thread's start routine), however deep its
+ * leaf is.  A size counted from SP alone misses them when a sample comes
+ * deeper than the last ones; the walk then reads them live, after the
+ * resume, when the thread may have returned from them (forker's last
+ * printf, through lazy binding, read exit's frames as main's callers).
+ * Counted to the top of the last walk, the copy holds them.
+ */
+uint32_t stackcopy_need(const struct stackcopy_size *z, uint64_t sp, size_t max)
+{
+	if (z->top > sp && z->top - sp <= max)
+		return (uint32_t)(z->top - sp);
+	return z->need;
+}
+
+size_t stackcopy_reach(const struct stackcopy_size *z, uint32_t hint, size_t max, uint64_t sp)
+{
+	size_t len = stackcopy_size(z, hint, max);
+	uint64_t need = stackcopy_need(z, sp, max);
+
+	if (need <= len)
+		return len;
+	need = (need + 511) & ~511ull;
+	return need < max ? need : max;
+}
+
+/*
  * The copy is the one part of the stop that grows with its size (~3 us for
  * 16 KiB), and most stacks need a fraction of it.  Grow at once (half
  * again what was read), shrink slowly; never beyond @max.
  */
-void stackcopy_resize(struct stackcopy_size *z, uint32_t *hint, uint64_t used, bool live,
-		      size_t max)
+void stackcopy_resize(struct stackcopy_size *z, uint32_t *hint, uint64_t sp, uint64_t top,
+		      bool live, size_t max)
 {
-	uint64_t want, cur;
+	uint64_t used = top > sp ? top - sp : 0, want, cur;
 
 	z->need = (uint32_t)(used < UINT32_MAX ? used : UINT32_MAX);
+	z->top = top;
 	cur = stackcopy_size(z, *hint, max);
 	want = (used + used / 2 + 1023) & ~1023ull;
 	if (want < 2048)

@@ -42,6 +42,7 @@ size_t stackcopy_take(struct stackcopy_src *m, void *buf, size_t len, uint64_t s
 struct stackcopy_size {
 	uint32_t bytes; /* to copy at its next sample (0: the default) */
 	uint32_t need;	/* bytes its last walk read */
+	uint64_t top;	/* the address just above what its last walk read (0: unknown) */
 };
 
 /*
@@ -51,10 +52,23 @@ struct stackcopy_size {
 size_t stackcopy_size(const struct stackcopy_size *z, uint32_t hint, size_t max);
 
 /*
- * After a walk that read @used bytes from SP (@live: it had to read beyond
- * the copy): size the next copy of @z and the process's @hint.  Pure.
+ * Bytes from @sp that the last walk of @z needed, counted to where it
+ * ended (z->top) when that is within @max above @sp, else z->need.
  */
-void stackcopy_resize(struct stackcopy_size *z, uint32_t *hint, uint64_t used, bool live,
-		      size_t max);
+uint32_t stackcopy_need(const struct stackcopy_size *z, uint64_t sp, size_t max);
+
+/*
+ * Bytes to copy from @sp at the next sample: stackcopy_size's, grown to
+ * reach z->top (see stackcopy_need), never beyond @max.
+ */
+size_t stackcopy_reach(const struct stackcopy_size *z, uint32_t hint, size_t max, uint64_t sp);
+
+/*
+ * After a walk from @sp that read up to @top, exclusive (@live: it had to
+ * read beyond the copy): size the next copy of @z and the process's @hint.
+ * Pure.
+ */
+void stackcopy_resize(struct stackcopy_size *z, uint32_t *hint, uint64_t sp, uint64_t top,
+		      bool live, size_t max);
 
 #endif

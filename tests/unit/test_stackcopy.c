@@ -48,6 +48,8 @@ static int test_take(void)
 	return T_OK;
 }
 
+#define SP 0x7ff000100000ull
+
 static int test_size(void)
 {
 	struct stackcopy_size z = {0};
@@ -57,24 +59,51 @@ static int test_size(void)
 	T_EQ_U64(stackcopy_size(&z, 0, 65536), 65536);	 /* nothing known: the whole window */
 	T_EQ_U64(stackcopy_size(&z, 6144, 65536), 6144); /* another thread's need */
 	/* A walk read 1000 bytes: the next copy shrinks by an eighth of the excess. */
-	stackcopy_resize(&z, &hint, 1000, false, 65536);
+	stackcopy_resize(&z, &hint, SP, SP + 1000, false, 65536);
 	T_EQ_U64(z.need, 1000);
 	T_EQ_U64(z.bytes, (65536 - (65536 - 2048) / 8) & ~511u);
 	T_EQ_U64(hint, 2048);
 	for (i = 0; i < 100; i++)
-		stackcopy_resize(&z, &hint, 1000, false, 65536);
+		stackcopy_resize(&z, &hint, SP, SP + 1000, false, 65536);
 	T_EQ_U64(z.bytes, 2048); /* settles at 1.5x rounded up to 1 KiB, at least 2 KiB */
 	/* A deeper walk grows it at once. */
-	stackcopy_resize(&z, &hint, 20000, false, 65536);
+	stackcopy_resize(&z, &hint, SP, SP + 20000, false, 65536);
 	T_EQ_U64(z.bytes, 30720);
 	/* A walk that had to read live grows it by half even if it seemed enough. */
-	stackcopy_resize(&z, &hint, 1000, true, 65536);
+	stackcopy_resize(&z, &hint, SP, SP + 1000, true, 65536);
 	T_EQ_U64(z.bytes, 46080);
 	/* Never beyond the window. */
-	stackcopy_resize(&z, &hint, 1 << 20, false, 65536);
+	stackcopy_resize(&z, &hint, SP, SP + (1 << 20), false, 65536);
 	T_EQ_U64(z.bytes, 65536);
 	T_EQ_U64(hint, 65536);
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_take), T_CASE(test_size))
+/* A sample deeper than the last ones still copies up to where their walks ended. */
+static int test_reach(void)
+{
+	struct stackcopy_size z = {0};
+	uint32_t hint = 0;
+	unsigned int i;
+
+	for (i = 0; i < 100; i++)
+		stackcopy_resize(&z, &hint, SP, SP + 1000, false, 65536);
+	T_EQ_U64(z.bytes, 2048);
+	T_EQ_U64(z.top, SP + 1000);
+	/* At the same depth: the size alone. */
+	T_EQ_U64(stackcopy_need(&z, SP, 65536), 1000);
+	T_EQ_U64(stackcopy_reach(&z, hint, 65536, SP), 2048);
+	/* 3000 bytes deeper: up to the old top, rounded to 512. */
+	T_EQ_U64(stackcopy_need(&z, SP - 3000, 65536), 4000);
+	T_EQ_U64(stackcopy_reach(&z, hint, 65536, SP - 3000), 4096);
+	/* A top further than the window (another stack): the size alone. */
+	T_EQ_U64(stackcopy_need(&z, SP - 70000, 65536), 1000);
+	T_EQ_U64(stackcopy_reach(&z, hint, 65536, SP - 70000), 2048);
+	/* Above the old top (a shallower stack, or another one): the size alone. */
+	T_EQ_U64(stackcopy_reach(&z, hint, 65536, SP + 8192), 2048);
+	/* Never beyond the window. */
+	T_EQ_U64(stackcopy_reach(&z, hint, 8000, SP - 6900), 8000);
+	return T_OK;
+}
+
+T_MAIN(T_CASE(test_take), T_CASE(test_size), T_CASE(test_reach))
