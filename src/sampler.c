@@ -491,9 +491,19 @@ static bool loop_once(struct sampler *s)
 		s->st->end = SAMPLER_END_ALL_EXITED;
 		return false;
 	}
+	now = smp_now(s);
+	/*
+	 * Unwinding waits for the stops our interrupts asked for, but not
+	 * for longer than a period: with more busy threads than CPUs one is
+	 * nearly always pending (a thread interrupted while it waits for a
+	 * CPU stops when it gets one), and the queue held every sample of
+	 * the run, its copies with it (threads64: 17 MB more each second,
+	 * all unwound at the end).
+	 */
 	if (!s->pending)
 		smp_drain_queue(s);
-	now = smp_now(s);
+	else if (s->nq > s->qhead && now - s->q[s->qhead].t >= s->period)
+		smp_drain_some(s, SMP_DRAIN_SOME + (s->nq - s->qhead) / 8);
 	if (s->o->duration_ns && s->was_enabled && now - s->first_enabled >= s->o->duration_ns) {
 		s->st->end = SAMPLER_END_DURATION;
 		return false;

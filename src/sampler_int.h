@@ -49,6 +49,9 @@ struct smp_thread {
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
 };
 
+/* Queued samples unwound per turn of the loop while stops are pending (and an eighth of the rest). */
+#define SMP_DRAIN_SOME 8
+
 /* A thread due at this tick: interrupted from @cpu (-1: from anywhere). */
 struct smp_due {
 	struct xp_thread *th;
@@ -88,8 +91,8 @@ struct sampler {
 	struct stacktab stacks;
 	struct capture cap; /* files of sampled mappings, kept for the report */
 	struct module_cache *mc;
-	struct raw_sample *q;
-	unsigned long nq, qalloc;
+	struct raw_sample *q; /* q[qhead..nq): taken, not unwound yet */
+	unsigned long qhead, nq, qalloc;
 	uint64_t *pcs;
 	uint8_t *flags;
 	uint64_t start_mono, period, next_k, last_flush;
@@ -155,6 +158,8 @@ void smp_refresh_names(struct sampler *s);
 struct raw_sample *smp_queue_slot(struct sampler *s);
 /* Unwind, intern and write every queued sample; empty the queue. */
 void smp_drain_queue(struct sampler *s);
+/* The same for the @max oldest queued samples at most. */
+void smp_drain_some(struct sampler *s, unsigned long max);
 /* The same before @p's exec is handled, without reading anything of the new image. */
 void smp_drain_old_image(struct sampler *s, struct xp_process *p);
 /* Copy the JIT symbols of pid @pid's sampled pcs into the data file (jitmap.h). */

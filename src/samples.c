@@ -392,14 +392,39 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	s->st->weight_total += r->weight;
 }
 
+void smp_drain_some(struct sampler *s, unsigned long max)
+{
+	unsigned long n = s->nq - s->qhead, i;
+	struct raw_sample t;
+
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++)
+		if (!s->write_failed)
+			unwind_one(s, &s->q[s->qhead + i]);
+	s->qhead += n;
+	if (s->qhead == s->nq) {
+		s->qhead = s->nq = 0;
+		return;
+	}
+	/*
+	 * Move the rest to the front once it is no more than what was
+	 * unwound, swapping so that every slot keeps a copy buffer.
+	 */
+	if (s->nq - s->qhead > s->qhead)
+		return;
+	for (i = s->qhead; i < s->nq; i++) {
+		t = s->q[i - s->qhead];
+		s->q[i - s->qhead] = s->q[i];
+		s->q[i] = t;
+	}
+	s->nq -= s->qhead;
+	s->qhead = 0;
+}
+
 void smp_drain_queue(struct sampler *s)
 {
-	unsigned long i;
-
-	for (i = 0; i < s->nq; i++)
-		if (!s->write_failed)
-			unwind_one(s, &s->q[i]);
-	s->nq = 0;
+	smp_drain_some(s, ULONG_MAX);
 }
 
 /*
