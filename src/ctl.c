@@ -146,10 +146,25 @@ void ctl_drop_priority(void)
 	sched_setscheduler(0, SCHED_OTHER, &sp);
 }
 
+/*
+ * CPU numbers are not always 0 to the online count - 1: with SMT turned
+ * off, or a CPU taken offline, some in the middle are missing, and a
+ * container's cpuset holds any of them (a count of them left the triggers
+ * of the highest numbers unmade, and their threads were interrupted from
+ * another CPU, with the skid that brings).
+ */
 void ctl_place_init(struct ctl_place *pl)
 {
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int cpu;
+
 	pl->pinned = -1;
 	pl->saved = !sched_getaffinity(0, sizeof(pl->allowed), &pl->allowed);
+	pl->nr_cpus = pl->saved ? CPU_COUNT(&pl->allowed) : (int)(online > 0 ? online : 1);
+	pl->cpu_end = pl->saved ? 0 : pl->nr_cpus;
+	for (cpu = 0; pl->saved && cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &pl->allowed))
+			pl->cpu_end = cpu + 1;
 }
 
 int ctl_move_to_cpu(struct ctl_place *pl, int cpu)

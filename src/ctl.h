@@ -88,7 +88,9 @@ void ctl_drop_priority(void);
 struct ctl_place {
 	cpu_set_t allowed;
 	bool saved;
-	int pinned; /* the CPU the controller is pinned to, -1: none */
+	int pinned;  /* the CPU the controller is pinned to, -1: none */
+	int nr_cpus; /* CPUs in @allowed (the online count when it is not saved) */
+	int cpu_end; /* one past the highest of them: CPU numbers need not be dense */
 };
 void ctl_place_init(struct ctl_place *pl);
 int ctl_move_to_cpu(struct ctl_place *pl, int cpu);

@@ -148,7 +148,7 @@ static bool cpu_idle(const struct sampler *s)
 {
 	long running = procfs_running(s->loadavg_fd);
 
-	return running >= 0 && running <= CPU_COUNT(&s->place.allowed);
+	return running >= 0 && running <= s->place.nr_cpus;
 }
 
 /*
@@ -163,7 +163,7 @@ static int step_aside(struct sampler *s, int here)
 
 	if (here < 0 || !cpu_due(s, here))
 		return here;
-	for (cpu = 0; cpu < (int)s->ncpus && cpu < CPU_SETSIZE; cpu++)
+	for (cpu = 0; cpu < s->place.cpu_end; cpu++)
 		if (cpu != here && CPU_ISSET(cpu, &s->place.allowed) && !cpu_due(s, cpu) &&
 		    !ctl_move_to_cpu(&s->place, cpu)) {
 			s->st->cpu_moves++;

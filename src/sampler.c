@@ -555,7 +555,7 @@ static void start(struct sampler *s)
 	s->slack = ctl_min_timer_slack();
 	s->start_cpu = ctl_cpu_ns();
 	if (s->o->same_cpu) {
-		triggers_init(&s->trig, (int)s->ncpus, s->st->rt_priority, &s->place.allowed);
+		triggers_init(&s->trig, s->place.cpu_end, s->st->rt_priority, &s->place.allowed);
 		s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
 	}
 	if (s->o->delay_ns || s->o->start_disabled) {
@@ -641,7 +641,6 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 
 	memset(st, 0, sizeof(*st));
 	s.arch = xp_arch_host();
-	s.ncpus = (unsigned long)sysconf(_SC_NPROCESSORS_ONLN);
 	s.start_mono = ctl_now_ns();
 	s.period = 1000000000ull / (o->freq_hz ? o->freq_hz : 1);
 	s.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
@@ -650,6 +649,7 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	s.flags = xp_calloc(o->max_depth + 2, 1);
 	s.mc = module_cache_new();
 	ctl_place_init(&s.place);
+	s.ncpus = (unsigned long)s.place.nr_cpus;
 	stacktab_init(&s.stacks);
 	capture_init(&s.cap);
 	t->hooks = (struct tracer_hooks){&s, smp_thread_free, smp_proc_free};

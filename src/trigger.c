@@ -85,11 +85,12 @@ static int start(struct triggers *tg, int cpu)
 	return 0;
 }
 
-void triggers_init(struct triggers *tg, int ncpus, unsigned int rt_prio, const cpu_set_t *allowed)
+void triggers_init(struct triggers *tg, int cpu_end, unsigned int rt_prio,
+		   const cpu_set_t *allowed)
 {
 	memset(tg, 0, sizeof(*tg));
 	tg->allowed = *allowed;
-	tg->nr = ncpus > 0 ? ncpus : 0;
+	tg->nr = cpu_end > 0 ? cpu_end : 0;
 	tg->cpu = xp_calloc((size_t)tg->nr + 1, sizeof(*tg->cpu));
 	tg->rt_prio = rt_prio;
 }

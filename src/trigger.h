@@ -63,10 +63,11 @@ struct triggers {
 };
 
 /*
- * Prepare for CPUs 0..@ncpus-1 of the set xprof may run on, @allowed (no
- * thread yet; each starts at its first request).
+ * Prepare for the CPUs below @cpu_end of the set xprof may run on,
+ * @allowed (no thread yet; each starts at its first request).
  */
-void triggers_init(struct triggers *tg, int ncpus, unsigned int rt_prio, const cpu_set_t *allowed);
+void triggers_init(struct triggers *tg, int cpu_end, unsigned int rt_prio,
+		   const cpu_set_t *allowed);
 /*
  * Ask CPU @cpu's trigger to preempt its thread after @pause_ns; a wake
  * later than three times @wake_mean (the usual lateness of prompt wakes)

@@ -135,5 +135,33 @@ static int test_stop(void)
 	return T_OK;
 }
 
+/*
+ * CPU numbers need not be dense (SMT off, a CPU offline, a cpuset): the
+ * controller may use one CPU, its highest, and the triggers must reach it.
+ */
+static int test_place_last_cpu(void)
+{
+	cpu_set_t saved, last;
+	struct ctl_place pl;
+	int i, hi = -1;
+
+	if (sched_getaffinity(0, sizeof(saved), &saved))
+		return T_FAIL;
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &saved))
+			hi = i;
+	if (hi < 1)
+		return T_SKIP;
+	CPU_ZERO(&last);
+	CPU_SET(hi, &last);
+	if (sched_setaffinity(0, sizeof(last), &last))
+		return T_FAIL;
+	ctl_place_init(&pl);
+	sched_setaffinity(0, sizeof(saved), &saved);
+	T_EQ_U64(pl.nr_cpus, 1);
+	T_EQ_U64(pl.cpu_end, hi + 1);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_arm_arrive_release), T_CASE(test_release_before_arrival),
-       T_CASE(test_cpu_not_allowed), T_CASE(test_stop))
+       T_CASE(test_cpu_not_allowed), T_CASE(test_stop), T_CASE(test_place_last_cpu))
