@@ -78,11 +78,9 @@ bool cputime_due(struct cputime *c, const struct procfs_sched *ss, uint64_t now,
 		c->carry = (int64_t)period / 2;
 		if (attached) {
 			c->sampled_ns = ss->cpu_ns;
-			c->sched_count = ss->count;
 			return false;
 		}
 	}
-	c->sched_count = ss->count;
 	progress = cputime_progress(c, ss, now, period);
 	if (!progress)
 		return false;
@@ -145,17 +143,14 @@ bool cputime_settle(struct cputime *c, const struct procfs_sched *ss, uint64_t p
  */
 void cputime_anchor_new(struct cputime *c, uint64_t t)
 {
-	c->sched_count = 1;
 	cputime_note_resume(c, &(struct procfs_sched){.count = 1, .wait_ns = CPUTIME_UNKNOWN}, t);
 }
 
 /* As an attached thread's first tick (cputime_due), and for wall mode a sample at @now. */
-void cputime_rebase(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now,
-		    uint64_t period)
+void cputime_rebase(struct cputime *c, uint64_t cpu_ns, uint64_t now, uint64_t period)
 {
 	*c = (struct cputime){
 	    .init = true,
-	    .sched_count = count,
 	    .sampled_ns = cpu_ns,
 	    .wall_sampled = now,
 	    .carry = (int64_t)period / 2,

@@ -19,10 +19,9 @@ struct cputime {
 	bool init;		 /* the fields below hold a baseline */
 	bool on_cpu;		 /* the last tick found it never switched out since its resume */
 	bool resume_known;	 /* the resume_ fields describe its last resume from a stop */
-	uint64_t sched_count;	 /* times it was scheduled in, at the last check */
 	uint64_t sampled_ns;	 /* on-CPU time at the last sample (read in its stop) */
 	uint64_t wall_sampled;	 /* time of the last sample (wall mode) */
-	uint64_t resume_count;	 /* sched_count read in that stop: back on a CPU when it grows */
+	uint64_t resume_count;	 /* times scheduled in, read in that stop: back on a CPU when it grows */
 	uint64_t resume_cpu_ns;	 /* its on-CPU time then */
 	uint64_t resume_time;	 /* when it was resumed */
 	uint64_t resume_wait_ns; /* its run-queue wait then, CPUTIME_UNKNOWN: not read */
@@ -57,10 +56,9 @@ void cputime_anchor_new(struct cputime *c, uint64_t t);
 
 /*
  * Sampling (re)starts at @now after a pause (--delay, a control 'disable'):
- * the thread's counters read now (@cpu_ns, @count; 0 in wall mode) become
+ * the thread's on-CPU time read now (@cpu_ns; 0 in wall mode) becomes
  * its baseline, so its next sample weighs the time since, not the pause.
  */
-void cputime_rebase(struct cputime *c, uint64_t cpu_ns, uint64_t count, uint64_t now,
-		    uint64_t period);
+void cputime_rebase(struct cputime *c, uint64_t cpu_ns, uint64_t now, uint64_t period);
 
 #endif

@@ -205,6 +205,6 @@ void smp_rebase_threads(struct sampler *s, uint64_t now)
 
 		if (s->o->mode == SAMPLER_CPU && read_schedstat(s, th, &ss))
 			continue; /* unreadable: sampled at every tick anyway (thread_due) */
-		cputime_rebase(&x->cpu, ss.cpu_ns, ss.count, now, s->period);
+		cputime_rebase(&x->cpu, ss.cpu_ns, now, s->period);
 	}
 }

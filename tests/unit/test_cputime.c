@@ -186,12 +186,12 @@ static int test_rebase(void)
 
 	/* Launched, then paused for 2 s of CPU time: the pause is not in the next sample. */
 	T_ASSERT(cputime_due(&c, SS(3 * P, 4), 3 * P, P, false, &w));
-	cputime_rebase(&c, 2003 * P, 50, 2100 * P, P);
+	cputime_rebase(&c, 2003 * P, 2100 * P, P);
 	T_ASSERT(!cputime_due(&c, SS(2003 * P, 50), 2100 * P, P, false, &w));
 	T_ASSERT(cputime_due(&c, SS(2004 * P, 52), 2101 * P, P, false, &w));
 	T_EQ_U64(w, P);
 	/* Wall mode: the time since the restart. */
-	cputime_rebase(&c, 0, 0, 3000 * P, P);
+	cputime_rebase(&c, 0, 3000 * P, P);
 	T_EQ_U64(cputime_wall_weight(&c, 3000 * P + P / 3, P), P / 3);
 	return T_OK;
 }
