@@ -155,14 +155,19 @@ void ctl_drop_priority(void)
  */
 void ctl_place_init(struct ctl_place *pl)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	long online;
 	int cpu;
 
 	pl->pinned = -1;
 	pl->saved = !sched_getaffinity(0, sizeof(pl->allowed), &pl->allowed);
-	pl->nr_cpus = pl->saved ? CPU_COUNT(&pl->allowed) : (int)(online > 0 ? online : 1);
-	pl->cpu_end = pl->saved ? 0 : pl->nr_cpus;
-	for (cpu = 0; pl->saved && cpu < CPU_SETSIZE; cpu++)
+	if (!pl->saved) {
+		online = sysconf(_SC_NPROCESSORS_ONLN);
+		pl->nr_cpus = pl->cpu_end = online > 0 ? (int)online : 1;
+		return;
+	}
+	pl->nr_cpus = CPU_COUNT(&pl->allowed);
+	pl->cpu_end = 0;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		if (CPU_ISSET(cpu, &pl->allowed))
 			pl->cpu_end = cpu + 1;
 }

@@ -349,7 +349,8 @@ static void spin_for_stops(struct sampler *s)
 	 * target that starts thousands of threads a second at 60 threads in 3
 	 * s, every stop ~0.1 s).
 	 */
-	if (!s->pending || s->pending >= s->ncpus || !s->o->spin_ns || s->o->same_cpu)
+	if (!s->pending || s->pending >= (unsigned long)s->place.nr_cpus || !s->o->spin_ns ||
+	    s->o->same_cpu)
 		return;
 	deadline = ctl_now_ns() + s->o->spin_ns;
 	while (s->pending && !s->stopping) {
@@ -649,7 +650,6 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	s.flags = xp_calloc(o->max_depth + 2, 1);
 	s.mc = module_cache_new();
 	ctl_place_init(&s.place);
-	s.ncpus = (unsigned long)s.place.nr_cpus;
 	stacktab_init(&s.stacks);
 	capture_init(&s.cap);
 	t->hooks = (struct tracer_hooks){&s, smp_thread_free, smp_proc_free};

@@ -105,7 +105,6 @@ struct sampler {
 	bool stopping, write_failed;
 	int sigfd, timerfd;
 	uint64_t last_status;
-	unsigned long ncpus;
 	int nsigint;
 	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
 	struct smp_due *due; /* this tick's due threads */
