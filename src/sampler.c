@@ -37,12 +37,12 @@ static void arm_timer(struct sampler *s)
 		xp_warn("cannot arm the sampling timer: %s", strerror(errno));
 }
 
-/* Stack bytes to copy from @sp at the next sample of @th. */
-static size_t copy_size(const struct sampler *s, struct xp_thread *th, uint64_t sp)
+/* Stack bytes to copy at the next sample of @th, whose last walk needed @need from its SP. */
+static size_t copy_size(const struct sampler *s, struct xp_thread *th, uint32_t need)
 {
 	uint32_t hint = s->o->adaptive_copy ? smp_proc_of(s, th->proc)->copy_hint : 0;
 
-	return stackcopy_reach(&smp_thread_of(th)->copy, hint, s->o->stack_bytes, sp);
+	return stackcopy_reach(&smp_thread_of(th)->copy, hint, s->o->stack_bytes, need);
 }
 
 /*
@@ -54,6 +54,7 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 {
 	struct raw_sample *r = smp_queue_slot(s);
 	struct smp_thread *x = smp_thread_of(th);
+	uint32_t need;
 	uint64_t sp;
 	int e;
 
@@ -91,8 +92,9 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 		return NULL;
 	}
 	sp = xp_regs_get(&r->regs, s->arch->dwarf.sp);
-	r->len = stackcopy_take(&smp_proc_of(s, th->proc)->mem, r->copy, copy_size(s, th, sp), sp,
-				stackcopy_need(&x->copy, sp, s->o->stack_bytes));
+	need = stackcopy_need(&x->copy, sp, s->o->stack_bytes);
+	r->len = stackcopy_take(&smp_proc_of(s, th->proc)->mem, r->copy, copy_size(s, th, need), sp,
+				need);
 	r->proc = th->proc;
 	r->tid = th->tid;
 	r->t = x->irq_time ? x->irq_time : smp_now(s);

@@ -92,10 +92,9 @@ uint32_t stackcopy_need(const struct stackcopy_size *z, uint64_t sp, size_t max)
 	return z->need;
 }
 
-size_t stackcopy_reach(const struct stackcopy_size *z, uint32_t hint, size_t max, uint64_t sp)
+size_t stackcopy_reach(const struct stackcopy_size *z, uint32_t hint, size_t max, uint64_t need)
 {
 	size_t len = stackcopy_size(z, hint, max);
-	uint64_t need = stackcopy_need(z, sp, max);
 
 	if (need <= len)
 		return len;

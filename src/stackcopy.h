@@ -58,10 +58,10 @@ size_t stackcopy_size(const struct stackcopy_size *z, uint32_t hint, size_t max)
 uint32_t stackcopy_need(const struct stackcopy_size *z, uint64_t sp, size_t max);
 
 /*
- * Bytes to copy from @sp at the next sample: stackcopy_size's, grown to
- * reach z->top (see stackcopy_need), never beyond @max.
+ * Bytes to copy at the next sample: stackcopy_size's, grown to @need
+ * (stackcopy_need's, at this sample's SP), never beyond @max.
  */
-size_t stackcopy_reach(const struct stackcopy_size *z, uint32_t hint, size_t max, uint64_t sp);
+size_t stackcopy_reach(const struct stackcopy_size *z, uint32_t hint, size_t max, uint64_t need);
 
 /*
  * After a walk from @sp that read up to @top, exclusive (@live: it had to

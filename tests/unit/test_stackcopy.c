@@ -92,17 +92,17 @@ static int test_reach(void)
 	T_EQ_U64(z.top, SP + 1000);
 	/* At the same depth: the size alone. */
 	T_EQ_U64(stackcopy_need(&z, SP, 65536), 1000);
-	T_EQ_U64(stackcopy_reach(&z, hint, 65536, SP), 2048);
+	T_EQ_U64(stackcopy_reach(&z, hint, 65536, stackcopy_need(&z, SP, 65536)), 2048);
 	/* 3000 bytes deeper: up to the old top, rounded to 512. */
 	T_EQ_U64(stackcopy_need(&z, SP - 3000, 65536), 4000);
-	T_EQ_U64(stackcopy_reach(&z, hint, 65536, SP - 3000), 4096);
+	T_EQ_U64(stackcopy_reach(&z, hint, 65536, stackcopy_need(&z, SP - 3000, 65536)), 4096);
 	/* A top further than the window (another stack): the size alone. */
 	T_EQ_U64(stackcopy_need(&z, SP - 70000, 65536), 1000);
-	T_EQ_U64(stackcopy_reach(&z, hint, 65536, SP - 70000), 2048);
+	T_EQ_U64(stackcopy_reach(&z, hint, 65536, stackcopy_need(&z, SP - 70000, 65536)), 2048);
 	/* Above the old top (a shallower stack, or another one): the size alone. */
-	T_EQ_U64(stackcopy_reach(&z, hint, 65536, SP + 8192), 2048);
+	T_EQ_U64(stackcopy_reach(&z, hint, 65536, stackcopy_need(&z, SP + 8192, 65536)), 2048);
 	/* Never beyond the window. */
-	T_EQ_U64(stackcopy_reach(&z, hint, 8000, SP - 6900), 8000);
+	T_EQ_U64(stackcopy_reach(&z, hint, 8000, stackcopy_need(&z, SP - 6900, 8000)), 8000);
 	return T_OK;
 }
 
