@@ -207,29 +207,38 @@ static void interrupt_by_moving(struct sampler *s, uint64_t now)
 /*
  * Have each CPU with due threads left preempted by its trigger, and
  * interrupt them while it holds the CPU.  A CPU whose trigger cannot be
- * asked has its threads interrupted from here.
+ * asked has its threads interrupted from here.  Each trigger is asked to
+ * park for the next tick once released (trigger.h): a thread that runs on
+ * alone is due there again, and its trigger then needs no wake.
  */
 static void interrupt_by_triggers(struct sampler *s, uint64_t now)
 {
 	uint64_t span = move_span(s, 1), pause = schedule_pause_ns(&s->rnd, span);
-	uint64_t armed = ctl_now_ns(), until;
+	uint64_t park = s->armed_at + 2 * s->wake_mean + schedule_pause_ns(&s->rnd, span);
+	uint64_t until = ctl_now_ns() + 2 * s->period + SAMPLER_TRIGGER_WAIT_NS;
 	unsigned long i;
+	int r;
 
-	for (i = 0; i < s->ndue; i++)
-		if (s->due[i].cpu >= 0 && first_on_cpu(s, i) &&
-		    trigger_arm(&s->trig, s->due[i].cpu, pause, span, s->wake_mean))
+	for (i = 0; i < s->ndue; i++) {
+		if (s->due[i].cpu < 0 || !first_on_cpu(s, i))
+			continue;
+		r = trigger_arm(&s->trig, s->due[i].cpu, pause, span, s->wake_mean, park,
+				&s->due[i].at);
+		if (r < 0)
 			interrupt_cpu(s, i, now, false);
-	until = armed + 2 * s->period + SAMPLER_TRIGGER_WAIT_NS;
+		else
+			s->st->trigger_parked += (unsigned)r;
+	}
 	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
+		uint64_t at = s->due[i].at;
 		struct trigger_report rep;
 		bool held;
 
 		if (cpu < 0)
 			continue;
-		held = !trigger_wait_arrived(&s->trig, cpu, armed + pause - SAMPLER_TRIGGER_SPIN_NS,
-					     armed + pause + s->wake_mean + SAMPLER_TRIGGER_SPIN_NS,
-					     until);
+		held = !trigger_wait_arrived(&s->trig, cpu, at - SAMPLER_TRIGGER_SPIN_NS,
+					     at + s->wake_mean + SAMPLER_TRIGGER_SPIN_NS, until);
 		interrupt_cpu(s, i, now, held);
 		if (trigger_release(&s->trig, cpu, &rep))
 			note_wake(s, rep.late, rep.retries);

@@ -25,16 +25,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void arm_timer(struct sampler *s)
+/* Draw the time of tick s->next_k (s->armed_at), for arm_planned. */
+static void plan_tick(struct sampler *s)
 {
-	uint64_t at =
+	s->armed_at =
 	    schedule_tick_time(s->start_mono, s->period, s->next_k, schedule_rand(&s->rnd));
+}
+
+/* Arm the timer for the planned tick. */
+static void arm_planned(struct sampler *s)
+{
+	uint64_t at = s->armed_at;
 	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
 					      .tv_nsec = (long)(at % 1000000000ull)}};
 
-	s->armed_at = at;
 	if (timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL))
 		xp_warn("cannot arm the sampling timer: %s", strerror(errno));
+}
+
+/* Arm the timer for tick s->next_k. */
+static void arm_timer(struct sampler *s)
+{
+	plan_tick(s);
+	arm_planned(s);
 }
 
 /* Stack bytes to copy at the next sample of @th, whose last walk needed @need from its SP. */
@@ -119,8 +132,8 @@ static void tick(struct sampler *s)
 		if (!smp_want_sample(s, th, now, &w))
 			continue;
 		xp_grow((void **)&s->due, &s->due_alloc, s->ndue + 1, sizeof(*s->due));
-		s->due[s->ndue++] =
-		    (struct smp_due){th, w, s->o->same_cpu ? smp_thread_cpu(s, th) : -1};
+		s->due[s->ndue++] = (struct smp_due){
+		    .th = th, .weight = w, .cpu = s->o->same_cpu ? smp_thread_cpu(s, th) : -1};
 	}
 	smp_interrupt_due(s, now);
 }
@@ -431,8 +444,10 @@ static void on_timer(struct sampler *s)
 	if (k > s->next_k + 1)
 		s->st->late_ticks += k - s->next_k - 1;
 	s->next_k = k > s->next_k ? k : s->next_k + 1;
+	/* Before the stops: triggers park for the next tick (interrupt.c). */
+	plan_tick(s);
 	tick(s);
-	arm_timer(s);
+	arm_planned(s);
 	spin_for_stops(s);
 }
 
@@ -584,6 +599,7 @@ static int finish(struct sampler *s)
 	if (s->qos_fd >= 0)
 		close(s->qos_fd);
 	idlespin_stop(&s->spin);
+	s->st->trigger_idle_wakes = triggers_idle_wakes(&s->trig);
 	triggers_stop(&s->trig);
 	/* Writing the data and reading JIT files is no business for a real-time task. */
 	if (s->st->rt_priority)

@@ -130,6 +130,8 @@ struct sampler_stats {
 	uint64_t irq_same_cpu; /* interrupts of a thread held off its CPU there (trigger.h) */
 	uint64_t cpu_moves;    /* moves of the controller off a due thread's CPU */
 	uint64_t trigger_timeouts; /* triggers that did not hold their CPU in time */
+	uint64_t trigger_parked;   /* requests that found their trigger parked (no wake) */
+	uint64_t trigger_idle_wakes; /* parked triggers that woke and found no request */
 	uint64_t unwind_checked, unwind_differ; /* -g check: stacks compared with libunwind */
 	bool poll_idle;				/* idle CPUs were kept polling */
 	unsigned int spin_idle;			/* idle spinners that ran */

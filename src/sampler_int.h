@@ -56,6 +56,7 @@ struct smp_thread {
 struct smp_due {
 	struct xp_thread *th;
 	uint64_t weight;
+	uint64_t at; /* when @cpu's trigger should hold it (ctl_now_ns) */
 	int cpu;
 };
 
@@ -97,7 +98,8 @@ struct sampler {
 	uint8_t *flags;
 	uint64_t start_mono, period, next_k, last_flush;
 	uint64_t start_cpu; /* ctl_cpu_ns at the start of sampling */
-	uint64_t armed_at;  /* CLOCK_MONOTONIC ns the sampling timer is armed for */
+	uint64_t armed_at;  /* CLOCK_MONOTONIC ns the sampling timer is armed for (in a
+			     * tick: that of the next, drawn before the tick's stops) */
 	uint64_t woke_late; /* ns from armed_at to the controller's wake at its expiry */
 	uint64_t wake_mean; /* running mean of prompt wakes' lateness (interrupt.c) */
 	uint64_t rnd;

@@ -513,6 +513,8 @@ void smp_write_stats(struct sampler *s)
 	    {"irq_same_cpu", st->irq_same_cpu},
 	    {"cpu_moves", st->cpu_moves},
 	    {"trigger_timeouts", st->trigger_timeouts},
+	    {"trigger_parked", st->trigger_parked},
+	    {"trigger_idle_wakes", st->trigger_idle_wakes},
 	    {"poll_idle", st->poll_idle},
 	    {"spin_idle", st->spin_idle},
 	    {"rt_priority", st->rt_priority},

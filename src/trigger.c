@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,18 +27,66 @@ static void futex_wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* One request: pause until a wake comes promptly, then hold the CPU until released. */
-static void serve(struct trigger_cpu *c)
+/*
+ * Set @c's timer for @at (ctl_now_ns, CLOCK_MONOTONIC), its expirations
+ * reset.  Whether it is set.
+ */
+static bool set_timer(struct trigger_cpu *c, uint64_t at)
+{
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000u),
+					      .tv_nsec = (long)(at % 1000000000u)}};
+
+	c->timer_at = timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) ? 0 : at;
+	return c->timer_at != 0;
+}
+
+/*
+ * One request, its pause over, its wake @late ns after its timer: pause
+ * again until a wake comes promptly, then hold the CPU until released,
+ * with the timer set for the next request meanwhile.
+ */
+static void serve(struct trigger_cpu *c, uint64_t late)
 {
 	uint32_t armed = TRIGGER_ARMED;
 
-	c->rep.late = ctl_settle(ctl_pause_ns(c->pause_ns), c->wake_mean, &c->rnd, c->span_ns,
-				 &c->rep.retries);
+	c->rep.late = ctl_settle(late, c->wake_mean, &c->rnd, c->span_ns, &c->rep.retries);
 	if (!atomic_compare_exchange_strong(&c->state, &armed, TRIGGER_ARRIVED))
 		return; /* released before it arrived: the controller gave up */
 	futex_wake(&c->state);
+	if (c->park_at && c->timer_fd >= 0)
+		set_timer(c, c->park_at);
 	while (atomic_load_explicit(&c->state, memory_order_acquire) == TRIGGER_ARRIVED)
 		xp_arch_cpu_relax();
+}
+
+/*
+ * Parked: sleep until the instant of the expected request, then serve it
+ * if it came.  The controller arms a parked trigger without a wake; its
+ * timer fires early only to stop (triggers_stop).
+ */
+static void park(struct trigger_cpu *c)
+{
+	uint64_t at = c->parked_at, n, now;
+	uint32_t v = TRIGGER_PARKED;
+
+	if (c->timer_at == at || set_timer(c, at)) {
+		if (atomic_load(&c->tg->stop))
+			return;
+		while (read(c->timer_fd, &n, sizeof(n)) < 0 && errno == EINTR)
+			;
+	}
+	c->timer_at = 0;
+	if (atomic_load(&c->tg->stop))
+		return;
+	now = ctl_now_ns();
+	if (now < at)
+		now = at + ctl_pause_ns(at - now);
+	if (atomic_compare_exchange_strong(&c->state, &v, TRIGGER_IDLE)) {
+		atomic_fetch_add_explicit(&c->idle_wakes, 1, memory_order_relaxed);
+		return;
+	}
+	if (v == TRIGGER_ARMED)
+		serve(c, now - at);
 }
 
 static void *run(void *arg)
@@ -56,11 +105,19 @@ static void *run(void *arg)
 			futex_wait(&c->state, TRIGGER_IDLE, 0);
 			continue;
 		}
+		if (v == TRIGGER_PARKED) {
+			park(c);
+			continue;
+		}
 		if (v == TRIGGER_ARMED)
-			serve(c);
-		/* Released (arrived or not): ready for the next request. */
+			serve(c, ctl_pause_ns(c->pause_ns));
+		/* Released (arrived or not): ready for the next request, parked if told when. */
 		v = TRIGGER_RELEASED;
-		atomic_compare_exchange_strong(&c->state, &v, TRIGGER_IDLE);
+		c->parked_at = c->park_at;
+		atomic_compare_exchange_strong(&c->state, &v,
+					       c->timer_fd >= 0 && c->parked_at > ctl_now_ns()
+						   ? TRIGGER_PARKED
+						   : TRIGGER_IDLE);
 	}
 	return NULL;
 }
@@ -74,10 +131,14 @@ static int start(struct triggers *tg, int cpu)
 	if (!CPU_ISSET(cpu, &tg->allowed))
 		return -1;
 	c->tg = tg;
+	c->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	c->rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(cpu + 1) ^ ctl_now_ns();
 	e = ctl_start_pinned(&c->thread, cpu, run, c);
 	if (e) {
 		xp_debug(1, "trigger on CPU %d: %s", cpu, strerror(e));
+		if (c->timer_fd >= 0)
+			close(c->timer_fd);
+		c->timer_fd = -1;
 		return -1;
 	}
 	c->failed = false;
@@ -96,20 +157,32 @@ void triggers_init(struct triggers *tg, int cpu_end, unsigned int rt_prio,
 }
 
 int trigger_arm(struct triggers *tg, int cpu, uint64_t pause_ns, uint64_t span_ns,
-		uint64_t wake_mean)
+		uint64_t wake_mean, uint64_t park_at, uint64_t *at)
 {
 	struct trigger_cpu *c;
+	uint32_t v;
 
 	if (cpu < 0 || cpu >= tg->nr)
 		return -1;
 	c = &tg->cpu[cpu];
 	if (c->failed || (!c->started && start(tg, cpu)))
 		return -1;
-	if (atomic_load_explicit(&c->state, memory_order_acquire) != TRIGGER_IDLE)
+	v = atomic_load_explicit(&c->state, memory_order_acquire);
+	if (v != TRIGGER_PARKED && v != TRIGGER_IDLE)
 		return -1;
-	c->pause_ns = pause_ns;
 	c->span_ns = span_ns;
 	c->wake_mean = wake_mean;
+	c->park_at = park_at;
+	/* Parked: its timer is set already, for the instant it was told. */
+	if (v == TRIGGER_PARKED) {
+		*at = c->parked_at;
+		if (atomic_compare_exchange_strong(&c->state, &v, TRIGGER_ARMED))
+			return 1;
+	}
+	if (v != TRIGGER_IDLE)
+		return -1;
+	c->pause_ns = pause_ns;
+	*at = ctl_now_ns() + pause_ns;
 	atomic_store_explicit(&c->state, TRIGGER_ARMED, memory_order_release);
 	futex_wake(&c->state);
 	return 0;
@@ -145,8 +218,19 @@ bool trigger_release(struct triggers *tg, int cpu, struct trigger_report *rep)
 	return true;
 }
 
+uint64_t triggers_idle_wakes(struct triggers *tg)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < tg->nr; i++)
+		n += atomic_load_explicit(&tg->cpu[i].idle_wakes, memory_order_relaxed);
+	return n;
+}
+
 void triggers_stop(struct triggers *tg)
 {
+	const struct itimerspec past = {.it_value = {.tv_nsec = 1}};
 	int i;
 
 	if (!tg->cpu)
@@ -157,7 +241,11 @@ void triggers_stop(struct triggers *tg)
 			continue;
 		atomic_store(&tg->cpu[i].state, TRIGGER_RELEASED);
 		futex_wake(&tg->cpu[i].state);
+		if (tg->cpu[i].timer_fd >= 0) /* a parked one wakes at once */
+			timerfd_settime(tg->cpu[i].timer_fd, TFD_TIMER_ABSTIME, &past, NULL);
 		pthread_join(tg->cpu[i].thread, NULL);
+		if (tg->cpu[i].timer_fd >= 0)
+			close(tg->cpu[i].timer_fd);
 	}
 	free(tg->cpu);
 	memset(tg, 0, sizeof(*tg));

@@ -21,6 +21,15 @@
  *            and sleeps, and the preempted thread runs on into its stop.
  * A controller that gives up waiting releases an ARMED trigger, which
  * then goes back to IDLE without spinning.
+ *
+ * Woken from IDLE, the trigger preempts the thread twice per request: once
+ * to arm its timer, once when it fires.  So a request may name the instant
+ * of the CPU's next one (the next tick and its pause): the trigger arms its
+ * timer for it while it holds the CPU (arming a timer costs a virtual CPU
+ * an exit to its host: not in the thread's way after the release) and,
+ * released, waits PARKED; a request made before that instant finds it so
+ * (PARKED -> ARMED) and costs the thread only the preemption that samples
+ * it.  A parked trigger that wakes unasked goes back to IDLE.
  */
 #ifndef XPROF_SRC_TRIGGER_H
 #define XPROF_SRC_TRIGGER_H
@@ -31,7 +40,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { TRIGGER_IDLE, TRIGGER_ARMED, TRIGGER_ARRIVED, TRIGGER_RELEASED };
+enum { TRIGGER_IDLE, TRIGGER_PARKED, TRIGGER_ARMED, TRIGGER_ARRIVED, TRIGGER_RELEASED };
 
 /* What a trigger reports of its last arrival. */
 struct trigger_report {
@@ -47,6 +56,11 @@ struct trigger_cpu {
 	uint64_t span_ns;   /* ARMED: a late wake pauses again a random part of this */
 	uint64_t wake_mean; /* ARMED: the usual lateness of a prompt wake (ns) */
 	uint64_t rnd;	    /* the trigger's own random state */
+	uint64_t park_at;	      /* ARMED: park until this instant once released, 0: not */
+	uint64_t parked_at;	      /* PARKED: the instant it waits for */
+	uint64_t timer_at;	      /* the instant its timer is set for, 0: none */
+	int timer_fd;		      /* that timer (a timerfd), -1: it does not park */
+	_Atomic uint64_t idle_wakes; /* parked wakes that found no request */
 	struct trigger_report rep;
 	struct triggers *tg; /* the set it belongs to */
 	pthread_t thread;
@@ -69,14 +83,17 @@ struct triggers {
 void triggers_init(struct triggers *tg, int cpu_end, unsigned int rt_prio,
 		   const cpu_set_t *allowed);
 /*
- * Ask CPU @cpu's trigger to preempt its thread after @pause_ns; a wake
+ * Ask CPU @cpu's trigger to preempt its thread: at the instant it is parked
+ * for, if it is parked, else after @pause_ns; then to park until @park_at
+ * (0: not) once released.  A wake
  * later than three times @wake_mean (the usual lateness of prompt wakes)
  * and SAMPLER_WAKE_LATE_NS pauses again, SAMPLER_MOVE_PAUSE_NS and a
- * random part of @span_ns.  -1 if it cannot (no trigger there, or its
- * last request is not over): interrupt from elsewhere.
+ * random part of @span_ns.  *@at: when it should arrive (ctl_now_ns).  -1
+ * if it cannot (no trigger there, or its last request is not over):
+ * interrupt from elsewhere.  1 if it was parked (no wake was needed).
  */
 int trigger_arm(struct triggers *tg, int cpu, uint64_t pause_ns, uint64_t span_ns,
-		uint64_t wake_mean);
+		uint64_t wake_mean, uint64_t park_at, uint64_t *at);
 /*
  * Wait until @cpu's armed trigger holds its CPU, until @until at most
  * (ctl_now_ns times): asleep, but spinning from @spin_from to @spin_to,
@@ -87,6 +104,8 @@ int trigger_wait_arrived(struct triggers *tg, int cpu, uint64_t spin_from, uint6
 			 uint64_t until);
 /* Let @cpu's trigger go (arrived or not); its report in @rep when it had arrived. */
 bool trigger_release(struct triggers *tg, int cpu, struct trigger_report *rep);
+/* Parked wakes that found no request, over all CPUs. */
+uint64_t triggers_idle_wakes(struct triggers *tg);
 /* Stop and join every trigger.  Fine on a zeroed struct. */
 void triggers_stop(struct triggers *tg);
 

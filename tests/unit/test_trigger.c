@@ -3,7 +3,9 @@
  * A trigger's requests on a real thread: it arrives no earlier than its
  * pause after the request, holds its CPU until released, takes no new
  * request before it is back to IDLE, and a request released before it
- * arrives ends without an arrival.  A CPU it may not run on has none.
+ * arrives ends without an arrival.  Asked to, it parks once released for
+ * the next request's instant, and serves a request made before it there.
+ * A CPU it may not run on has none.
  */
 #include "t.h"
 
@@ -75,13 +77,13 @@ static int wait_idle(void)
 static int test_arm_arrive_release(void)
 {
 	struct trigger_report rep;
-	uint64_t armed;
+	uint64_t armed, at;
 
 	SETUP();
 	armed = ctl_now_ns();
-	T_ASSERT(!trigger_arm(&tg, cpu, 2000000, 0, 0));
+	T_ASSERT(!trigger_arm(&tg, cpu, 2000000, 0, 0, 0, &at));
 	/* One request at a time. */
-	T_ASSERT(trigger_arm(&tg, cpu, 2000000, 0, 0) == -1);
+	T_ASSERT(trigger_arm(&tg, cpu, 2000000, 0, 0, 0, &at) == -1);
 	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, armed + 2000000000ull));
 	T_ASSERT(ctl_now_ns() >= armed + 2000000);
 	T_EQ_U64(state(), TRIGGER_ARRIVED);
@@ -96,15 +98,16 @@ static int test_arm_arrive_release(void)
 static int test_release_before_arrival(void)
 {
 	struct trigger_report rep;
+	uint64_t at;
 
 	SETUP();
 	T_ASSERT(!wait_idle());
-	T_ASSERT(!trigger_arm(&tg, cpu, 20000000, 0, 0));
+	T_ASSERT(!trigger_arm(&tg, cpu, 20000000, 0, 0, 0, &at));
 	ctl_pause_ns(1000000);
 	T_ASSERT(!trigger_release(&tg, cpu, &rep));
 	/* Back to IDLE once its pause is over, without arriving. */
 	T_ASSERT(!wait_idle());
-	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0));
+	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, 0, &at));
 	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
 	T_ASSERT(!wait_idle());
@@ -115,21 +118,74 @@ static int test_cpu_not_allowed(void)
 {
 	struct triggers none;
 	cpu_set_t empty;
+	uint64_t at;
 
 	CPU_ZERO(&empty);
 	triggers_init(&none, 2, 0, &empty);
-	T_ASSERT(trigger_arm(&none, 0, 1000, 0, 0) == -1);
-	T_ASSERT(trigger_arm(&none, 2, 1000, 0, 0) == -1); /* past the CPUs it knows */
-	T_ASSERT(trigger_arm(&none, -1, 1000, 0, 0) == -1);
+	T_ASSERT(trigger_arm(&none, 0, 1000, 0, 0, 0, &at) == -1);
+	T_ASSERT(trigger_arm(&none, 2, 1000, 0, 0, 0, &at) == -1); /* past the CPUs it knows */
+	T_ASSERT(trigger_arm(&none, -1, 1000, 0, 0, 0, &at) == -1);
 	triggers_stop(&none);
 	return T_OK;
 }
 
-static int test_stop(void)
+/*
+ * Asked to park until the instant of the next request, it does once
+ * released: a request before that instant needs no wake and is served
+ * there; a parked trigger that no request reaches goes back to IDLE at its
+ * instant.
+ */
+static int test_parked(void)
 {
+	struct trigger_report rep;
+	uint64_t park, at;
+
 	SETUP();
 	T_ASSERT(!wait_idle());
+	park = ctl_now_ns() + 50000000;
+	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, park, &at));
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
+	T_ASSERT(trigger_release(&tg, cpu, &rep));
+	while (state() != TRIGGER_PARKED && ctl_now_ns() < park)
+		ctl_pause_ns(100000);
+	T_EQ_U64(state(), TRIGGER_PARKED);
+	T_EQ_U64(trigger_arm(&tg, cpu, 1000000, 0, 0, 0, &at), 1);
+	T_EQ_U64(at, park);
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, park + 2000000000ull));
+	T_ASSERT(ctl_now_ns() >= park);
+	T_EQ_U64(state(), TRIGGER_ARRIVED);
+	/* Not asked to park this time: idle once released. */
+	T_ASSERT(trigger_release(&tg, cpu, &rep));
+	T_ASSERT(!wait_idle());
+	/* Parked again, but no request comes: idle at its instant. */
+	park = ctl_now_ns() + 20000000;
+	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, park, &at));
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
+	T_ASSERT(trigger_release(&tg, cpu, &rep));
+	ctl_pause_ns(1000000);
+	T_EQ_U64(state(), TRIGGER_PARKED);
+	T_ASSERT(!wait_idle());
+	T_ASSERT(ctl_now_ns() >= park);
+	T_EQ_U64(triggers_idle_wakes(&tg), 1);
+	return T_OK;
+}
+
+/* Stopping joins every trigger at once, a parked one before its instant too. */
+static int test_stop(void)
+{
+	struct trigger_report rep;
+	uint64_t park, at;
+
+	SETUP();
+	T_ASSERT(!wait_idle());
+	park = ctl_now_ns() + 10000000000ull;
+	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, park, &at));
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
+	T_ASSERT(trigger_release(&tg, cpu, &rep));
+	while (state() != TRIGGER_PARKED)
+		ctl_pause_ns(100000);
 	triggers_stop(&tg);
+	T_ASSERT(ctl_now_ns() < park);
 	T_ASSERT(tg.cpu == NULL);
 	cpu = -1;
 	return T_OK;
@@ -164,4 +220,5 @@ static int test_place_last_cpu(void)
 }
 
 T_MAIN(T_CASE(test_arm_arrive_release), T_CASE(test_release_before_arrival),
-       T_CASE(test_cpu_not_allowed), T_CASE(test_stop), T_CASE(test_place_last_cpu))
+       T_CASE(test_cpu_not_allowed), T_CASE(test_parked), T_CASE(test_stop),
+       T_CASE(test_place_last_cpu))
