@@ -12,6 +12,7 @@
  */
 #include "module.h"
 #include "addrspace.h"
+#include "cfiscan.h"
 #include "err.h"
 #include "targetfs.h"
 #include "sorted.h"
@@ -506,10 +507,43 @@ int module_symbol_by_name(struct module *mod, const char *name, uint64_t *start,
 
 /* --- CFI ------------------------------------------------------------------ */
 
+/* The data of @mod's section @name or, if not found, @alt (NULL: none). */
+static Elf_Data *section_data(struct module *mod, const char *name, const char *alt)
+{
+	Elf_Scn *scn = NULL, *found = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *n;
+
+	if (elf_getshdrstrndx(mod->elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(mod->elf, scn)) && !found)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (n = elf_strptr(mod->elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(n, name) || (alt && !strcmp(n, alt))))
+			found = scn;
+	return found ? elf_getdata(found, NULL) : NULL;
+}
+
+/*
+ * @cfi of @mod if its section (@name or @alt) passes cfiscan.h's check,
+ * else NULL, ended (libdw would trust its register numbers).
+ */
+static Dwarf_CFI *checked_cfi(struct module *mod, Dwarf_CFI *cfi, const char *name,
+			      const char *alt, bool eh)
+{
+	if (!cfi || cfi_section_sane(mod->elf, section_data(mod, name, alt), eh))
+		return cfi;
+	xp_debug(1, "%s: %s not used: it does not decode, or names an impossible register",
+		 mod->path ? mod->path : "module", name);
+	dwarf_cfi_end(cfi);
+	return NULL;
+}
+
 static void module_load_cfi(struct module *mod)
 {
 	mod->cfi_loaded = true;
-	mod->eh_cfi = dwarf_getcfi_elf(mod->elf);
+	mod->eh_cfi = checked_cfi(mod, dwarf_getcfi_elf(mod->elf), ".eh_frame", NULL, true);
 }
 
 /* .debug_frame, opened only when .eh_frame has no answer (it costs a dwarf_begin_elf). */
@@ -518,8 +552,15 @@ static Dwarf_CFI *module_debug_cfi(struct module *mod)
 	if (!mod->dbg_tried) {
 		mod->dbg_tried = true;
 		mod->dwarf = dwarf_begin_elf(mod->elf, DWARF_C_READ, NULL);
-		if (mod->dwarf)
-			mod->dbg_cfi = dwarf_getcfi(mod->dwarf);
+		/* Ended with the Dwarf: dropped, not ended, when it fails the check. */
+		if (mod->dwarf && (mod->dbg_cfi = dwarf_getcfi(mod->dwarf)) &&
+		    !cfi_section_sane(mod->elf, section_data(mod, ".debug_frame", ".zdebug_frame"),
+				      false)) {
+			xp_debug(1, "%s: .debug_frame not used: it does not decode, or names an "
+				    "impossible register",
+				 mod->path ? mod->path : "module");
+			mod->dbg_cfi = NULL;
+		}
 	}
 	return mod->dbg_cfi;
 }
