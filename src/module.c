@@ -526,24 +526,27 @@ static Elf_Data *section_data(struct module *mod, const char *name, const char *
 }
 
 /*
- * @cfi of @mod if its section (@name or @alt) passes cfiscan.h's check,
- * else NULL, ended (libdw would trust its register numbers).
+ * Whether @mod's CFI section @name (or @alt) passes cfiscan.h's check: a
+ * section that fails is not given to libdw, which would trust its
+ * register numbers.
  */
-static Dwarf_CFI *checked_cfi(struct module *mod, Dwarf_CFI *cfi, const char *name,
-			      const char *alt, bool eh)
+static bool cfi_usable(struct module *mod, const char *name, const char *alt, bool eh)
 {
-	if (!cfi || cfi_section_sane(mod->elf, section_data(mod, name, alt), eh))
-		return cfi;
+	if (cfi_section_sane(mod->elf, section_data(mod, name, alt), eh))
+		return true;
 	xp_debug(1, "%s: %s not used: it does not decode, or names an impossible register",
 		 mod->path ? mod->path : "module", name);
-	dwarf_cfi_end(cfi);
-	return NULL;
+	return false;
 }
 
 static void module_load_cfi(struct module *mod)
 {
 	mod->cfi_loaded = true;
-	mod->eh_cfi = checked_cfi(mod, dwarf_getcfi_elf(mod->elf), ".eh_frame", NULL, true);
+	mod->eh_cfi = dwarf_getcfi_elf(mod->elf);
+	if (mod->eh_cfi && !cfi_usable(mod, ".eh_frame", NULL, true)) {
+		dwarf_cfi_end(mod->eh_cfi);
+		mod->eh_cfi = NULL;
+	}
 }
 
 /* .debug_frame, opened only when .eh_frame has no answer (it costs a dwarf_begin_elf). */
@@ -552,15 +555,11 @@ static Dwarf_CFI *module_debug_cfi(struct module *mod)
 	if (!mod->dbg_tried) {
 		mod->dbg_tried = true;
 		mod->dwarf = dwarf_begin_elf(mod->elf, DWARF_C_READ, NULL);
-		/* Ended with the Dwarf: dropped, not ended, when it fails the check. */
-		if (mod->dwarf && (mod->dbg_cfi = dwarf_getcfi(mod->dwarf)) &&
-		    !cfi_section_sane(mod->elf, section_data(mod, ".debug_frame", ".zdebug_frame"),
-				      false)) {
-			xp_debug(1, "%s: .debug_frame not used: it does not decode, or names an "
-				    "impossible register",
-				 mod->path ? mod->path : "module");
+		if (mod->dwarf)
+			mod->dbg_cfi = dwarf_getcfi(mod->dwarf);
+		/* Ended with the Dwarf: only dropped when it fails the check. */
+		if (mod->dbg_cfi && !cfi_usable(mod, ".debug_frame", ".zdebug_frame", false))
 			mod->dbg_cfi = NULL;
-		}
 	}
 	return mod->dbg_cfi;
 }
