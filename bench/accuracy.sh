@@ -4,9 +4,10 @@
 # bench/accuracy.sh [BUILD_DIR] [PROGRAM...] - xprof next to perf's DWARF
 # unwinding on real Debian programs (a benchmark, not a test).
 #
-# Each program runs the same workload three times: once under
+# Each program runs the same workload four times: once under
 #   xprof record -F 999 -g check        (the native stacks; libunwind checks each)
 #   perf record -F 999 --call-graph dwarf   (twice: the second run is a yardstick)
+#   perf record -F 999 -g -- xprof record -F 999   (both tools in one run)
 # and the table shows, per program:
 #   - the 6 heaviest leaf functions of either tool, with both shares;
 #   - TVD: the total-variation distance of the two leaf distributions
@@ -33,6 +34,9 @@
 #     the time;
 #   - check: xprof -g check's rate of stacks on which libunwind disagreed
 #     with the native walk;
+#   - same run: the leaf TVD and the unnamed leaves of xprof and of perf
+#     watching the same execution (see same() below): a distance there
+#     is the tools', not the program's;
 #   - for a JIT runtime, the share of JIT-compiled leaves and the TVD with
 #     all of them as one leaf: a JIT that reuses code addresses names one
 #     range twice in its perf map, and perf names the whole run after the
@@ -156,6 +160,7 @@ collapse_perf() {
 # metrics XPROF.folded PERF.folded PERF2.folded NAME CHECK XPROF_SAMPLES: the
 # comparison table of one program (xprof's folded stacks weighted by CPU
 # time; XPROF_SAMPLES, its sample count, sizes the sampling yardsticks).
+# CHECK "same": the one line of same() (PERF2 is not read).
 metrics() {
 	awk -v name="$4" -v check="$5" -v nx="$6" '
 	function norm(x) {
@@ -208,7 +213,7 @@ metrics() {
 			}
 	}
 	END {
-		if (!tot[1] || !tot[2] || !tot[3]) {
+		if (!tot[1] || !tot[2] || (!tot[3] && check != "same")) {
 			printf "%-8s  no samples (xprof %d, perf %d and %d)\n", name, nx, tot[2], tot[3]
 			exit
 		}
@@ -248,6 +253,11 @@ metrics() {
 		# the time (two binomial draws of these sizes, the share pooled).
 		pu = (nx * unk[1] / tot[1] + unk[2]) / (nx + tot[2])
 		unoise = 196 * sqrt(pu * (1 - pu) * (1 / nx + 1 / tot[2]))
+		if (check == "same") {
+			printf "          same run (perf -g watching xprof record): samples %d / %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f); unknown leaves %.1f%% / %.1f%% (95%% within %.1f)\n",
+				nx, tot[2], tvd12, noise_mean, noise[95], 100 * unk[1] / tot[1], 100 * unk[2] / tot[2], unoise
+			exit
+		}
 		printf "%-8s  samples xprof %d perf %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f; perf against a second run of perf: %.1f); complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%% (sampling alone: 95%% within %.1f); check: %s\n",
 			name, nx, tot[2], tvd12, noise_mean, noise[95], tvd23, 100 * full[1] / tot[1], 100 * full[2] / tot[2],
 			100 * unk[1] / tot[1], 100 * unk[2] / tot[2], unoise, check
@@ -265,6 +275,25 @@ metrics() {
 	}' "$1" "$2" "$3"
 }
 
+# same PROGRAM: xprof against perf in one execution.  perf (frame
+# pointers: only the leaves are compared) watches the whole `xprof record`
+# run, so the two sample the same instructions of the same run, and what
+# changes from run to run in the program drops out of their distance.
+# The xprof process's own samples and its stops' kernel time do not count
+# (perf drops kernel frames: a stop's kernel time counts at the stopped
+# thread's leaf, the one xprof samples, ~1% of the time at 999 Hz).
+same() {
+	local p=$1 nx
+	workload "$p" "$PERF" record -q -F 999 -g -o "$p.perfw" -- \
+		"$XPROF" record -F 999 -o "$p.xprofw" -- >/dev/null 2>"$p.perfw.err"
+	"$XPROF" report -i "$p.xprofw" --folded -o "$p.xprofw.folded" 2>>"$p.perfw.err"
+	nx=$("$XPROF" report -i "$p.xprofw" --header-only 2>>"$p.perfw.err" |
+		awk '$1 == "#" && $2 == "samples" { print $4 + 0 }')
+	"$PERF" script -i "$p.perfw" 2>>"$p.perfw.err" | collapse_perf |
+		grep -v '^xprof;' >"$p.perfw.folded"
+	metrics "$p.xprofw.folded" "$p.perfw.folded" /dev/null "$p" same "$nx"
+}
+
 for p in "${PROGRAMS[@]}"; do
 	workload "$p" "$XPROF" record -F 999 -g check -o "$p.xprof" -- >/dev/null 2>"$p.xprof.err"
 	"$XPROF" report -i "$p.xprof" --folded -o "$p.xprof.folded" 2>>"$p.xprof.err"
@@ -278,4 +307,5 @@ for p in "${PROGRAMS[@]}"; do
 	check=$(sed -n 's/.*unwind check: libunwind disagreed on \([0-9]* of [0-9]*\) stacks (\(.*\)).*/\1 (\2)/p' \
 		"$p.xprof.err")
 	metrics "$p.xprof.folded" "$p.perf.folded" "$p.perf2.folded" "$p" "${check:-none}" "$nx"
+	same "$p"
 done
