@@ -59,11 +59,10 @@ static size_t copy_size(const struct sampler *s, struct xp_thread *th, uint32_t 
 }
 
 /*
- * Called with @th in a ptrace-stop (@exec_stop: its exec's): copy what the
- * unwinder needs.  Returns the queued sample, NULL if none was taken.
+ * Called with @th in a ptrace-stop: copy what the unwinder needs.  Returns
+ * the queued sample, NULL if none was taken.
  */
-static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight,
-				      bool exec_stop)
+static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight)
 {
 	struct raw_sample *r = smp_queue_slot(s);
 	struct smp_thread *x = smp_thread_of(th);
@@ -76,22 +75,6 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 		s->st->failed++;
 		xp_debug(2, "cannot read registers of tid %d: %s", (int)th->tid, strerror(-e));
 		return NULL;
-	}
-	/*
-	 * Where its CPU can be read: one more ptrace call, at its first
-	 * samples only.  The C library registers the area early, but a
-	 * sample can come before (in ld.so): ask again at the next samples.
-	 * Not at the exec's own stop: the kernel reports the old image's area
-	 * until the exec completes, after that stop, and the address then
-	 * points into whatever the new image maps there (sqlite3 run by
-	 * perf stat read 32764 there as its CPU, at every sample, and was
-	 * interrupted from another CPU all along).
-	 */
-	if (s->o->same_cpu && !exec_stop && !x->rseq_cpu && x->rseq_tries < SMP_RSEQ_TRIES) {
-		uint64_t area = 0;
-
-		x->rseq_tries = tracer_rseq_area(th, &area) ? SMP_RSEQ_TRIES : x->rseq_tries + 1;
-		x->rseq_cpu = area ? area + 4 : 0; /* struct rseq: cpu_id_start, cpu_id */
 	}
 	/*
 	 * A stop in the middle of a blocking call makes the kernel continue it
@@ -208,7 +191,7 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 		x->irq_time = t;
 	}
 	if (wanted && th->proc->execed)
-		r = take_sample(s, th, x->pending_weight, ev->exec);
+		r = take_sample(s, th, x->pending_weight);
 	/*
 	 * Its counters are read while it is stopped (one pread, ~1 us of the
 	 * stop): read after the resume, the count of times it was scheduled in

@@ -42,9 +42,6 @@ struct smp_thread {
 	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
 	struct cputime cpu;
 	struct stackcopy_size copy;
-	uint64_t rseq_cpu;  /* address of its rseq cpu_id, 0: unknown (read its stat) */
-	uint8_t rseq_tries; /* samples at which it was asked for (SMP_RSEQ_TRIES: no more) */
-#define SMP_RSEQ_TRIES 8
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
 };

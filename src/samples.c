@@ -63,8 +63,6 @@ static void smp_close_fds(struct smp_thread *x)
 	if (x->stat_fd >= 0)
 		close(x->stat_fd);
 	x->stat_fd = -1;
-	x->rseq_cpu = 0;
-	x->rseq_tries = 0;
 	x->schedstat_fd = SMP_FD_LAZY;
 	x->syscall_fd = -1;
 }

@@ -27,9 +27,6 @@
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP 128
 #endif
-#ifndef PTRACE_GET_RSEQ_CONFIGURATION
-#define PTRACE_GET_RSEQ_CONFIGURATION 0x420f
-#endif
 
 static unsigned long seize_options(const struct tracer *t)
 {
@@ -297,19 +294,6 @@ int tracer_interrupt(struct tracer *t, struct xp_thread *th)
 		return -errno;
 	}
 	th->interrupt_pending = true;
-	return 0;
-}
-
-int tracer_rseq_area(struct xp_thread *th, uint64_t *addr)
-{
-	struct {
-		uint64_t pointer;
-		uint32_t size, signature, flags, pad;
-	} conf = {0};
-
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, th->tid, sizeof(conf), &conf) < 0)
-		return -errno;
-	*addr = conf.size >= 8 ? conf.pointer : 0;
 	return 0;
 }
 

@@ -111,13 +111,6 @@ struct xp_thread *tracer_find(const struct tracer *t, pid_t tid);
 /* PTRACE_INTERRUPT.  -ESRCH when the thread is gone (counted). */
 int tracer_interrupt(struct tracer *t, struct xp_thread *th);
 
-/*
- * The address of the rseq area the stopped thread @th registered (its
- * cpu_id field tells on which CPU it runs), 0 if none.  -errno when the
- * kernel cannot tell (before Linux 5.13).
- */
-int tracer_rseq_area(struct xp_thread *th, uint64_t *addr);
-
 /* Resume a stopped thread, delivering @sig (0 for none). */
 int tracer_resume(struct tracer *t, struct xp_thread *th, int sig);
 

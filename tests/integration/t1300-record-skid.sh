@@ -37,21 +37,7 @@
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 
-users=(self)
-if ((EUID == 0)); then
-	chmod 755 "$XP_TMP"
-	mkdir -m 1777 "$XP_TMP/user"
-	as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-	if ! command -v setpriv >/dev/null; then
-		say "# no setpriv (util-linux): the runs as an ordinary user are skipped"
-	elif ! out=$("${as_user[@]}" "$XP_HELPERS/ptprobe" 2>&1); then
-		say "# user nobody may not ptrace its children here ($out): those runs are skipped"
-	elif ! "${as_user[@]}" test -x "$XPROF"; then
-		say "# user nobody cannot run $XPROF: those runs are skipped"
-	else
-		users+=(nobody)
-	fi
-fi
+users_self_and_nobody
 
 # bare BURST: the program's own split, unprofiled, for 2 s, into $one
 bare() {

@@ -375,6 +375,29 @@ skip_unless_ptrace() {
 	fi
 }
 
+# users_self_and_nobody: sets users=(self) and, as root, adds "nobody" with
+# as_user=(setpriv ...) to run a command as that ordinary user, whose files
+# go into $XP_TMP/user (mode 1777).  Says why those runs are left out where
+# setpriv is missing, nobody may not trace its children, or cannot run
+# $XPROF.
+users_self_and_nobody() {
+	local out
+	users=(self)
+	as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	((EUID == 0)) || return 0
+	chmod 755 "$XP_TMP"
+	mkdir -p -m 1777 "$XP_TMP/user"
+	if ! command -v setpriv >/dev/null; then
+		say "# no setpriv (util-linux): the runs as an ordinary user are skipped"
+	elif ! out=$("${as_user[@]}" "$XP_HELPERS/ptprobe" 2>&1); then
+		say "# user nobody may not ptrace its children here ($out): those runs are skipped"
+	elif ! "${as_user[@]}" test -x "$XPROF"; then
+		say "# user nobody cannot run $XPROF: those runs are skipped"
+	else
+		users+=(nobody)
+	fi
+}
+
 # require_cmd NAME PACKAGE: skip unless NAME is on PATH.
 require_cmd() {
 	command -v "$1" >/dev/null 2>&1 || skip "$1 not found (Debian package: $2)"
