@@ -47,10 +47,13 @@
 # perf's kernel frames are dropped (xprof samples user stacks; a sample in
 # the kernel has the system call's user frame as its leaf in both).  Names
 # are compared after folding glibc's internal prefixes (__GI_, __libc_,
-# _IO_, leading underscores), its large-file aliases (pread64), GCC's
-# clone suffixes (.constprop.0, .isra.0, .part.0, .cold) and C++ parameter
-# lists, since the two tools pick different aliases for the same code
-# (doc/names.md); unnamed leaves are compared by module.
+# _IO_, leading underscores), its large-file aliases (pread64), its
+# memcpy variants (the same code as memmove's), symbol versions (@@GLIBC_*),
+# GCC's clone suffixes (.constprop.0, .isra.0, .part.0, .cold) and C++
+# parameter lists, since the two tools pick different aliases for the same
+# code (doc/names.md); inlined functions are folded into their callers in
+# both (perf names them where it finds debug information, xprof too, each
+# its own way); unnamed leaves are compared by module.
 #
 # PROGRAM: python sqlite xz openssl node xz-mt dd (default: all).  The
 # Debian packages they need are installed with apt-get when missing.
@@ -135,6 +138,7 @@ collapse_perf() {
 	/^[^ \t]/ { comm = $1; n = 0; next }
 	/^[ \t]+[0-9a-f]+ / {
 		if ($1 ~ /^ffffffff/ || $0 ~ /\[kernel\.kallsyms\]/) next
+		if ($NF == "(inlined)") next   # its caller, next, has the same address
 		name = $2
 		for (i = 3; i <= NF && $i !~ /^\(/; i++) name = name " " $i
 		sub(/\+0x[0-9a-f]+$/, "", name)
@@ -166,8 +170,11 @@ metrics() {
 	function norm(x) {
 		if (x ~ /::/) sub(/\(.*$/, "", x)   # C++: one tool prints the parameters
 		gsub(/\.(constprop|isra|part|cold|lto_priv)(\.[0-9]+)?/, "", x)
+		sub(/@.*$/, "", x)   # a symbol version: perf prints pthread_mutex_lock@@GLIBC_2.2.5
 		sub(/^__GI_/, "", x); sub(/^__libc_/, "", x); sub(/^_IO_/, "", x)
 		sub(/^_+/, "", x)
+		# glibc's memcpy variants are its memmove's, at the same addresses
+		sub(/^memcpy_/, "memmove_", x)
 		# the large-file aliases of glibc: pread64 is pread
 		if (x ~ /^(pread|pwrite|mmap|lseek|open|openat|fopen|stat|fstat|lstat|fstatat|ftruncate|preadv|pwritev|sendfile|fallocate|readdir|getdents)64$/)
 			sub(/64$/, "", x)
@@ -254,8 +261,11 @@ metrics() {
 		pu = (nx * unk[1] / tot[1] + unk[2]) / (nx + tot[2])
 		unoise = 196 * sqrt(pu * (1 - pu) * (1 / nx + 1 / tot[2]))
 		if (check == "same") {
-			printf "          same run (perf -g watching xprof record): samples %d / %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f); unknown leaves %.1f%% / %.1f%% (95%% within %.1f)\n",
+			printf "          same run (perf -g watching xprof record): samples %d / %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f); unknown leaves %.1f%% / %.1f%% (95%% within %.1f)",
 				nx, tot[2], tvd12, noise_mean, noise[95], 100 * unk[1] / tot[1], 100 * unk[2] / tot[2], unoise
+			if (njit[1] || njit[2])
+				printf "; JIT code %.1f%% / %.1f%%, TVD with it as one leaf %.1f", 100 * njit[1] / tot[1], 100 * njit[2] / tot[2], jtvd12
+			printf "\n"
 			exit
 		}
 		printf "%-8s  samples xprof %d perf %d; TVD %.1f points (sampling alone: %.1f, 95%% under %.1f; perf against a second run of perf: %.1f); complete %.1f%% / %.1f%%; unknown leaves %.1f%% / %.1f%% (sampling alone: 95%% within %.1f); check: %s\n",
@@ -286,7 +296,7 @@ same() {
 	local p=$1 nx
 	workload "$p" "$PERF" record -q -F 999 -g -o "$p.perfw" -- \
 		"$XPROF" record -F 999 -o "$p.xprofw" -- >/dev/null 2>"$p.perfw.err"
-	"$XPROF" report -i "$p.xprofw" --folded -o "$p.xprofw.folded" 2>>"$p.perfw.err"
+	"$XPROF" report -i "$p.xprofw" --folded --no-inline -o "$p.xprofw.folded" 2>>"$p.perfw.err"
 	nx=$("$XPROF" report -i "$p.xprofw" --header-only 2>>"$p.perfw.err" |
 		awk '$1 == "#" && $2 == "samples" { print $4 + 0 }')
 	"$PERF" script -i "$p.perfw" 2>>"$p.perfw.err" | collapse_perf |
@@ -296,7 +306,7 @@ same() {
 
 for p in "${PROGRAMS[@]}"; do
 	workload "$p" "$XPROF" record -F 999 -g check -o "$p.xprof" -- >/dev/null 2>"$p.xprof.err"
-	"$XPROF" report -i "$p.xprof" --folded -o "$p.xprof.folded" 2>>"$p.xprof.err"
+	"$XPROF" report -i "$p.xprof" --folded --no-inline -o "$p.xprof.folded" 2>>"$p.xprof.err"
 	nx=$("$XPROF" report -i "$p.xprof" --header-only 2>>"$p.xprof.err" |
 		awk '$1 == "#" && $2 == "samples" { print $4 + 0 }')
 	for run in perf perf2; do
