@@ -173,7 +173,7 @@ metrics() {
 		sub(/@.*$/, "", x)   # a symbol version: perf prints pthread_mutex_lock@@GLIBC_2.2.5
 		sub(/^__GI_/, "", x); sub(/^__libc_/, "", x); sub(/^_IO_/, "", x)
 		sub(/^_+/, "", x)
-		# glibc's memcpy variants are its memmove's, at the same addresses
+		# the memcpy variants of glibc are its memmove ones, at the same addresses
 		sub(/^memcpy_/, "memmove_", x)
 		# the large-file aliases of glibc: pread64 is pread
 		if (x ~ /^(pread|pwrite|mmap|lseek|open|openat|fopen|stat|fstat|lstat|fstatat|ftruncate|preadv|pwritev|sendfile|fallocate|readdir|getdents)64$/)
