@@ -51,9 +51,10 @@
 # memcpy variants (the same code as memmove's), symbol versions (@@GLIBC_*),
 # GCC's clone suffixes (.constprop.0, .isra.0, .part.0, .cold) and C++
 # parameter lists, since the two tools pick different aliases for the same
-# code (doc/names.md); inlined functions are folded into their callers in
-# both (perf names them where it finds debug information, xprof too, each
-# its own way); unnamed leaves are compared by module.
+# code (doc/names.md); inlined functions are folded into the function
+# they were inlined into in both (perf names them where it finds debug
+# information, xprof too, each its own way); unnamed leaves are compared
+# by module.
 #
 # PROGRAM: python sqlite xz openssl node xz-mt dd (default: all).  The
 # Debian packages they need are installed with apt-get when missing.
@@ -135,10 +136,14 @@ workload() {
 # frames only: "name+0xOFF (dso)" becomes name, "[unknown] (dso)" stays.
 collapse_perf() {
 	awk '
-	/^[^ \t]/ { comm = $1; n = 0; next }
+	/^[^ \t]/ { comm = $1; n = 0; addr = ""; next }
 	/^[ \t]+[0-9a-f]+ / {
 		if ($1 ~ /^ffffffff/ || $0 ~ /\[kernel\.kallsyms\]/) next
-		if ($NF == "(inlined)") next   # its caller, next, has the same address
+		# An address inside inlined code is printed once per function of
+		# its inline chain, the innermost first: keep the outermost,
+		# the one it has a symbol for (xprof report --no-inline does).
+		if ($1 == addr && n) n--
+		addr = $1
 		name = $2
 		for (i = 3; i <= NF && $i !~ /^\(/; i++) name = name " " $i
 		sub(/\+0x[0-9a-f]+$/, "", name)
