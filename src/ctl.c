@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,6 +199,14 @@ void ctl_place_release(struct ctl_place *pl)
 int ctl_cpu(void)
 {
 	return sched_getcpu();
+}
+
+int ctl_timerfd_at(int fd, uint64_t at)
+{
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
+					      .tv_nsec = (long)(at % 1000000000ull)}};
+
+	return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) ? -errno : 0;
 }
 
 uint64_t ctl_pause_ns(uint64_t ns)

@@ -101,6 +101,8 @@ int ctl_cpu(void);
  * small stack (an idle spinner, a trigger): 0 or an errno.
  */
 int ctl_start_pinned(pthread_t *thread, int cpu, void *(*fn)(void *), void *arg);
+/* Set timerfd @fd to expire at @at (ctl_now_ns, CLOCK_MONOTONIC); 0 disarms it.  0 or -errno. */
+int ctl_timerfd_at(int fd, uint64_t at);
 /* Sleep @ns on a timer of the CPU the caller runs on; how late it woke, in ns. */
 uint64_t ctl_pause_ns(uint64_t ns);
 /*

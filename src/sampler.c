@@ -32,15 +32,19 @@ static void plan_tick(struct sampler *s)
 	    schedule_tick_time(s->start_mono, s->period, s->next_k, schedule_rand(&s->rnd));
 }
 
+/* Arm the timer for CLOCK_MONOTONIC ns @at, 0: disarm it. */
+static void set_timer(struct sampler *s, uint64_t at)
+{
+	int e = ctl_timerfd_at(s->timerfd, at);
+
+	if (e)
+		xp_warn("cannot arm the sampling timer: %s", strerror(-e));
+}
+
 /* Arm the timer for the planned tick. */
 static void arm_planned(struct sampler *s)
 {
-	uint64_t at = s->armed_at;
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
-					      .tv_nsec = (long)(at % 1000000000ull)}};
-
-	if (timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL))
-		xp_warn("cannot arm the sampling timer: %s", strerror(errno));
+	set_timer(s, s->armed_at);
 }
 
 /* Arm the timer for tick s->next_k. */
@@ -369,12 +373,7 @@ static void spin_for_stops(struct sampler *s)
 /* Arm the timer for @t ns since the start, 0: disarm it. */
 static void arm_timer_at(struct sampler *s, uint64_t t)
 {
-	uint64_t at = t ? s->start_mono + t : 0;
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
-					      .tv_nsec = (long)(at % 1000000000ull)}};
-
-	if (timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL))
-		xp_warn("cannot arm the sampling timer: %s", strerror(errno));
+	set_timer(s, t ? s->start_mono + t : 0);
 }
 
 uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now)

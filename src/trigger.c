@@ -33,10 +33,7 @@ static void futex_wake(_Atomic uint32_t *word)
  */
 static bool set_timer(struct trigger_cpu *c, uint64_t at)
 {
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000u),
-					      .tv_nsec = (long)(at % 1000000000u)}};
-
-	c->timer_at = timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) ? 0 : at;
+	c->timer_at = ctl_timerfd_at(c->timer_fd, at) ? 0 : at;
 	return c->timer_at != 0;
 }
 
@@ -230,7 +227,6 @@ uint64_t triggers_idle_wakes(struct triggers *tg)
 
 void triggers_stop(struct triggers *tg)
 {
-	const struct itimerspec past = {.it_value = {.tv_nsec = 1}};
 	int i;
 
 	if (!tg->cpu)
@@ -242,7 +238,7 @@ void triggers_stop(struct triggers *tg)
 		atomic_store(&tg->cpu[i].state, TRIGGER_RELEASED);
 		futex_wake(&tg->cpu[i].state);
 		if (tg->cpu[i].timer_fd >= 0) /* a parked one wakes at once */
-			timerfd_settime(tg->cpu[i].timer_fd, TFD_TIMER_ABSTIME, &past, NULL);
+			ctl_timerfd_at(tg->cpu[i].timer_fd, 1);
 		pthread_join(tg->cpu[i].thread, NULL);
 		if (tg->cpu[i].timer_fd >= 0)
 			close(tg->cpu[i].timer_fd);
