@@ -20,11 +20,10 @@
  * once back in its own code, and its calls read 30-43% of its CPU time
  * for a truth of 72% (perf: 67%, stat: 71-72%).
  */
-int smp_thread_cpu(struct sampler *s, struct xp_thread *th)
+int smp_thread_cpu(struct xp_thread *th)
 {
 	struct smp_thread *x = smp_thread_of(th);
 
-	(void)s;
 	if (x->stat_fd < 0)
 		x->stat_fd = procfs_open_task(th->proc->pid, th->tid, "stat");
 	return procfs_task_cpu(x->stat_fd);

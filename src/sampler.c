@@ -120,7 +120,7 @@ static void tick(struct sampler *s)
 			continue;
 		xp_grow((void **)&s->due, &s->due_alloc, s->ndue + 1, sizeof(*s->due));
 		s->due[s->ndue++] = (struct smp_due){
-		    .th = th, .weight = w, .cpu = s->o->same_cpu ? smp_thread_cpu(s, th) : -1};
+		    .th = th, .weight = w, .cpu = s->o->same_cpu ? smp_thread_cpu(th) : -1};
 	}
 	smp_interrupt_due(s, now);
 }

@@ -178,7 +178,7 @@ bool smp_part_due(const struct sampler *s, uint64_t now);
 void smp_switch_part(struct sampler *s, uint64_t now);
 
 /* The CPU @th runs or waits on, -1 if unknown. */
-int smp_thread_cpu(struct sampler *s, struct xp_thread *th);
+int smp_thread_cpu(struct xp_thread *th);
 /* Interrupt the s->due threads of a tick at @now, each running one from its own CPU. */
 void smp_interrupt_due(struct sampler *s, uint64_t now);
 
