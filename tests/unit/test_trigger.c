@@ -142,7 +142,7 @@ static int test_parked(void)
 
 	SETUP();
 	T_ASSERT(!wait_idle());
-	park = ctl_now_ns() + 50000000;
+	park = ctl_now_ns() + 200000000;
 	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, park, &at));
 	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
@@ -158,14 +158,18 @@ static int test_parked(void)
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
 	T_ASSERT(!wait_idle());
 	/* Parked again, but no request comes: idle at its instant. */
-	park = ctl_now_ns() + 20000000;
+	park = ctl_now_ns() + 200000000;
 	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, park, &at));
 	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
-	ctl_pause_ns(1000000);
+	while (state() == TRIGGER_RELEASED && ctl_now_ns() < park)
+		ctl_pause_ns(100000);
 	T_EQ_U64(state(), TRIGGER_PARKED);
 	T_ASSERT(!wait_idle());
 	T_ASSERT(ctl_now_ns() >= park);
+	/* The trigger counts its idle wake just after it goes IDLE. */
+	while (triggers_idle_wakes(&tg) == 0 && ctl_now_ns() < park + 1000000000ull)
+		ctl_pause_ns(100000);
 	T_EQ_U64(triggers_idle_wakes(&tg), 1);
 	return T_OK;
 }
