@@ -60,6 +60,8 @@ for ARCH in "$@"; do
 	f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
 	n=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
 	passed=$((passed + n - f))
+	# What a failed test printed (ctest --output-on-failure), for the CI log.
+	((f == 0)) || sed -n '/\*\*\*Failed/,/^ *Start /p' "$B/ctest-qemu-user.log" | head -n 60
 	failed=$((failed + f))
 done
 echo "$passed passed, $failed failed"
