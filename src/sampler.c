@@ -344,15 +344,16 @@ static void spin_for_stops(struct sampler *s)
 	pid_t tid;
 
 	/*
-	 * Never when interrupting from the threads' own CPUs: a thread
-	 * interrupted from the controller's CPU stops only once the controller
-	 * lets it run, and one whose CPU was not known may be there too (a
-	 * controller spinning at real-time priority on a thread's CPU kept a
-	 * target that starts thousands of threads a second at 60 threads in 3
-	 * s, every stop ~0.1 s).
+	 * From the threads' own CPUs only when triggers took every one off
+	 * another CPU than the controller's: a thread interrupted from the
+	 * controller's CPU stops only once the controller lets it run, and one
+	 * whose CPU was not known may be there too (a controller spinning at
+	 * real-time priority on a thread's CPU kept a target that starts
+	 * thousands of threads a second at 60 threads in 3 s, every stop ~0.1
+	 * s).
 	 */
 	if (!s->pending || s->pending >= (unsigned long)s->place.nr_cpus || !s->o->spin_ns ||
-	    s->o->same_cpu)
+	    (s->o->same_cpu && !s->stops_elsewhere))
 		return;
 	deadline = ctl_now_ns() + s->o->spin_ns;
 	while (s->pending && !s->stopping) {

@@ -101,6 +101,7 @@ struct sampler {
 	uint64_t wake_mean; /* running mean of prompt wakes' lateness (interrupt.c) */
 	uint64_t rnd;
 	unsigned long pending;
+	bool stops_elsewhere; /* this tick's interrupted threads are all off the controller's CPU */
 	bool stopping, write_failed;
 	int sigfd, timerfd;
 	uint64_t last_status;
