@@ -18,7 +18,9 @@
 # guest here never traced its second CPU's switches from idle (perf and
 # ftrace alike), so it counts the resumes on the first CPU only.
 # bench/run.sh gives the slowdowns; this says which part of a sample costs
-# what.  The tracing itself adds a little to every switch.
+# what.  The tracing itself adds a little to every switch.  Made for the
+# default way, from the threads' own CPUs: with --interrupt-from-any-cpu a
+# thread is interrupted while it runs, which no switch shows.
 #
 # Usage: bench/phases.sh [BUILD_DIR]     (default: build; as root)
 # Environment: PHASE_FREQS ["999 3999"], PHASE_USER [nobody],
