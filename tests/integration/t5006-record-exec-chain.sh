@@ -18,9 +18,10 @@
 #   - in all, at most 0.5% of the samples have a frame that is in no
 #     known mapping (a bare 0x...) or unnamed in execer (execer+0x...);
 #   - at least 95% of the interrupts come from the thread's own CPU: each
-#     image finds its CPU anew (at its exec's stop, the kernel still
-#     reports the old image's rseq area, which then reads no CPU; 33-85%
-#     came from another CPU, where a sample skids to a system call exit).
+#     image's CPU is found anew (when it was read from the thread's rseq
+#     area, the exec's stop still reported the old image's area, which
+#     then read no CPU: 33-85% came from another CPU, where a sample skids
+#     to a system call exit; it is read from the thread's stat file now).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
