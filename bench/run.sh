@@ -20,6 +20,7 @@
 #      xprof        xprof record -F F -- target
 #      xprof-user   the same as BENCH_USER (when run as root; setpriv)
 #      xprof-user-spin  the same with --spin-idle (not in the default set)
+#      xprof-user-own   the same with --own-session (not in the default set)
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target
 #    A group is one (repetition, target, rate): bare plus every tool, in an
@@ -135,12 +136,12 @@ die() {
 for tool in "${tools[@]}"; do
 	case $tool in
 	xprof | perf-fp | perf-dwarf) ;;
-	xprof-user | xprof-user-spin)
+	xprof-user | xprof-user-spin | xprof-user-own)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin perf-fp perf-dwarf)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-own perf-fp perf-dwarf)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -310,12 +311,13 @@ run_one() {
 	case $tool in
 	bare) ;;
 	xprof) cmd=("$xprof" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}") ;;
-	xprof-user | xprof-user-spin)
+	xprof-user | xprof-user-spin | xprof-user-own)
 		# The user writes the data file; $out is root's.
 		mkdir -p -m 1777 "$out/user"
 		data=$out/user/run.data
 		spin=()
 		[[ $tool != *-spin ]] || spin=(--spin-idle)
+		[[ $tool != *-own ]] || spin=(--own-session)
 		cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")" --clear-groups
 			"$xprof" record "${xprof_opts[@]}" "${spin[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
 		;;
@@ -338,7 +340,7 @@ run_one() {
 		return 0
 	}
 	case $tool in
-	xprof | xprof-user | xprof-user-spin)
+	xprof | xprof-user | xprof-user-spin | xprof-user-own)
 		summary=$(grep '^xprof: [0-9]* samples in ' "$log.err" | tail -n 1)
 		[[ -n $summary ]] || {
 			fail "$key" "no summary line from xprof record"

@@ -86,7 +86,7 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	    XP_OPTION_FLAG(
 		0, "own-session", &ro->own_session,
 		"sample from a session of its own: keeps the rate with more busy threads "
-		"than CPUs and no real-time priority, but samples skid into system calls"),
+		"than CPUs and no real-time priority (an ordinary user)"),
 	    XP_OPTION_FLAG(0, "interrupt-from-any-cpu", &ro->any_cpu,
 			   "do not move to a running thread's CPU to interrupt it (samples then "
 			   "skid into system calls)"),
