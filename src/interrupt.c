@@ -267,26 +267,18 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 {
 	bool idle = s->o->same_cpu && s->ndue && cpu_idle(s);
 	int here = !s->o->same_cpu ? -1 : idle ? step_aside(s, ctl_cpu()) : ctl_cpu();
-	bool shared = here >= 0 && cpu_due(s, here);
+	bool shared = here >= 0 && cpu_due(s, here), from_here = false;
 	unsigned long i;
 
 	if (shared)
 		settle(s, 1, s->woke_late);
 	for (i = 0; i < s->ndue; i++)
-		if (s->due[i].cpu < 0 || s->due[i].cpu == here)
+		if (s->due[i].cpu < 0 || s->due[i].cpu == here) {
 			interrupt(s, &s->due[i], now, here >= 0 && s->due[i].cpu == here);
-	/*
-	 * Triggers leave the controller on a CPU without due threads, and a
-	 * thread of unknown CPU is not among them: the stops come from other
-	 * CPUs, and the controller may poll for them (sampler.c) when its
-	 * idle CPU would halt meanwhile (no PM QoS request held: an ordinary
-	 * user).  Its wake from a halt was a fifth of such a stop (split as
-	 * nobody, 3999 Hz: stop p50 34.5 us sleeping, 28.5 polling; p99 94.5
-	 * and 54.5); with idle CPUs polling it gains nothing.
-	 */
-	s->stops_elsewhere = idle && !shared && s->qos_fd < 0;
-	for (i = 0; i < s->ndue; i++)
-		s->stops_elsewhere &= s->due[i].cpu >= 0;
+			from_here = true;
+		}
+	/* Triggers leave the controller on a CPU without due threads. */
+	s->stops_elsewhere = idle && !shared && !from_here;
 	if (idle && !shared)
 		interrupt_by_triggers(s, now);
 	else
