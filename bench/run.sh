@@ -303,7 +303,7 @@ perf_stat() {
 # run_one REP TARGET FREQ TOOL: one run, one line in runs.tsv.
 run_one() {
 	local rep=$1 t=$2 f=$3 tool=$4 key="$2 $3 $4" data="$out/run.data" log t0 t1 total times
-	local spin status=0 samples=0 lost=0 bytes=0 late="" nfail="" p50="" p99="" rtime="" summary
+	local extra status=0 samples=0 lost=0 bytes=0 late="" nfail="" p50="" p99="" rtime="" summary
 	local h50="" h99="" stop_us="" wait_us="" cpu_us=""
 	[[ -z ${failed[$tool]:-} && -z ${failed[$key]:-} ]] || return 0
 	log="$out/logs/$t-$f-$tool"
@@ -311,15 +311,15 @@ run_one() {
 	case $tool in
 	bare) ;;
 	xprof) cmd=("$xprof" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}") ;;
-	xprof-user | xprof-user-spin | xprof-user-own)
+	xprof-user*) # validated above
 		# The user writes the data file; $out is root's.
 		mkdir -p -m 1777 "$out/user"
 		data=$out/user/run.data
-		spin=()
-		[[ $tool != *-spin ]] || spin=(--spin-idle)
-		[[ $tool != *-own ]] || spin=(--own-session)
+		extra=()
+		[[ $tool != *-spin ]] || extra=(--spin-idle)
+		[[ $tool != *-own ]] || extra=(--own-session)
 		cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")" --clear-groups
-			"$xprof" record "${xprof_opts[@]}" "${spin[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
+			"$xprof" record "${xprof_opts[@]}" "${extra[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
 		;;
 	perf-fp) cmd=(perf record -q -e "$event" -F "$f" -g -o "$data" -- "${cmd[@]}") ;;
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$f" --call-graph dwarf -o "$data" -- "${cmd[@]}") ;;
@@ -340,7 +340,7 @@ run_one() {
 		return 0
 	}
 	case $tool in
-	xprof | xprof-user | xprof-user-spin | xprof-user-own)
+	xprof*)
 		summary=$(grep '^xprof: [0-9]* samples in ' "$log.err" | tail -n 1)
 		[[ -n $summary ]] || {
 			fail "$key" "no summary line from xprof record"
