@@ -19,18 +19,15 @@ skip_unless_ptrace
 [[ $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null) == 1 ]] ||
 	skip "autogroups are off (kernel.sched_autogroup_enabled)"
 
+# As root, only as nobody: root's recorder runs at real-time priority and
+# stays in the command's session.
 pre=()
 dir=$XP_TMP
+users_self_and_nobody
 if ((EUID == 0)); then
-	command -v setpriv >/dev/null || skip "no setpriv (util-linux) to run as nobody"
-	setpriv --reuid=nobody --regid=nogroup --clear-groups "$XP_HELPERS/ptprobe" >/dev/null 2>&1 ||
-		skip "nobody may not ptrace here"
-	setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$XPROF" ||
-		skip "user nobody cannot run $XPROF (a build under a private home)"
-	chmod 755 "$XP_TMP"
-	mkdir -m 1777 "$XP_TMP/user"
+	[[ " ${users[*]} " == *" nobody "* ]] || skip "no run as nobody here (above)"
 	dir=$XP_TMP/user
-	pre=(setpriv --reuid=nobody --regid=nogroup --clear-groups env "TMPDIR=$dir" XPROF_CACHE_DIR=off)
+	pre=("${as_user[@]}" env "TMPDIR=$dir" XPROF_CACHE_DIR=off)
 fi
 
 # The sessions of the command (a shell) and of its parent, the recorder.
