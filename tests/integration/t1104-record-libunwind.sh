@@ -53,7 +53,7 @@ if command -v xz >/dev/null; then
 fi
 if command -v sqlite3 >/dev/null; then
 	check sqlite3 sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1
-		FROM c LIMIT 1500000) SELECT sum(x * x) % 1000 FROM c;"
+		FROM c LIMIT 3000000) SELECT sum(x * x) % 1000 FROM c;"
 fi
 
 finish
