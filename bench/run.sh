@@ -20,7 +20,7 @@
 #      xprof        xprof record -F F -- target
 #      xprof-user   the same as BENCH_USER (when run as root; setpriv)
 #      xprof-user-spin  the same with --spin-idle (not in the default set)
-#      xprof-user-own   the same with --own-session (not in the default set)
+#      xprof-user-shared  the same with --no-own-session (not in the default set)
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target
 #    A group is one (repetition, target, rate): bare plus every tool, in an
@@ -136,12 +136,12 @@ die() {
 for tool in "${tools[@]}"; do
 	case $tool in
 	xprof | perf-fp | perf-dwarf) ;;
-	xprof-user | xprof-user-spin | xprof-user-own)
+	xprof-user | xprof-user-spin | xprof-user-shared)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-own perf-fp perf-dwarf)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared perf-fp perf-dwarf)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -317,7 +317,7 @@ run_one() {
 		data=$out/user/run.data
 		extra=()
 		[[ $tool != *-spin ]] || extra=(--spin-idle)
-		[[ $tool != *-own ]] || extra=(--own-session)
+		[[ $tool != *-shared ]] || extra=(--no-own-session)
 		cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")" --clear-groups
 			"$xprof" record "${xprof_opts[@]}" "${extra[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
 		;;

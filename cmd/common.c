@@ -83,10 +83,12 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 	    XP_OPTION_FLAG(0, "spin-idle", &ro->spin_idle,
 			   "keep idle CPUs busy with low-priority spinning threads while recording "
 			   "(needs no privilege; costs their idle time)"),
-	    XP_OPTION_FLAG(
-		0, "own-session", &ro->own_session,
-		"sample from a session of its own: keeps the rate with more busy threads "
-		"than CPUs and no real-time priority (an ordinary user)"),
+	    XP_OPTION_SET_INT(0, "no-own-session", &ro->own_session, 0,
+			      "stay in xprof's session (default without real-time priority, when "
+			      "the target shares it: sample from a session of its own, which keeps "
+			      "the rate beside busy threads)"),
+	    XP_OPTION_SET_INT(0, "own-session", &ro->own_session, 1,
+			      "sample from a session of its own where that helps (the default)"),
 	    XP_OPTION_FLAG(0, "interrupt-from-any-cpu", &ro->any_cpu,
 			   "do not move to a running thread's CPU to interrupt it (samples then "
 			   "skid into system calls)"),
@@ -260,6 +262,7 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 	    .same_cpu = !ro->any_cpu,
 	    .rt_priority = (unsigned int)ro->rt_priority,
 	    .status_line = isatty(STDERR_FILENO) && !ro->quiet,
+	    .foreground = common_foreground,
 	};
 }
 

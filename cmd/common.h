@@ -39,7 +39,7 @@ struct xp_option;
  * what -d means for the command.  Returns how many entries were written (at
  * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 18
+#define COMMON_RECORD_OPTIONS 19
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
 
@@ -164,16 +164,22 @@ int common_check_target(pid_t pid, const char *what);
 int common_explain_trace_error(int err, pid_t pid, const char *what);
 
 /*
- * With --own-session, run the recording in a session of its own
- * (cmd/session.c says why and what it costs) when a target would share
- * xprof's (@shared), unless it will run at real-time
- * priority or the scheduler does not group by session.  Returns -1 in the process that goes on
- * (call common_own_session once the command runs), and in the process the shell started, which only
- * passes signals on, the exit status to end with.
+ * Unless --no-own-session, run the recording in a session of its own
+ * (cmd/session.c says why) when a target would share xprof's (@shared),
+ * unless it will run at real-time priority or the scheduler does not group
+ * by session.  Returns -1 in the process that goes on (call
+ * common_own_session once the command runs), and in the process the shell
+ * started, which only passes signals on, the exit status to end with.
  */
 int common_split_session(const struct record_opts *ro, bool shared);
 /* Move to a new session, when common_split_session decided so (else nothing). */
 void common_own_session(void);
+/*
+ * Whether the job the shell started (xprof, or the process that stayed in
+ * the terminal's process group) is in its terminal's foreground: where the
+ * status line may show.
+ */
+bool common_foreground(void);
 
 /* A command's exit status as a shell gives it: its code, or 128 + the signal. */
 int common_exit_status(int status);

@@ -8,25 +8,34 @@
  * it gets a small share of a CPU and its ticks come late (64 busy threads
  * on 2 CPUs, as an ordinary user: 62% of the samples asked for in record,
  * 90% in an attach from another session).  Only setsid(2) makes a new
- * autogroup, and the process the shell started leads its process group,
- * which may not call it: so that process forks, the child does the work
- * and moves to a session of its own once the command is started (the
- * command stays in the terminal's process group, with its job control),
- * and the parent passes on the signals it gets and ends with the child's
- * status.
+ * autogroup; the process that calls it leaves the terminal's process
+ * group and its signals, and the process a shell started leads its group,
+ * which may not call it: so xprof forks, the child does the work and moves
+ * to a session of its own once the command is started (the command stays
+ * in the terminal's process group, with its job control), and the parent
+ * stays in the job, passes on the signals it gets and ends with the
+ * child's status.
  *
- * It is not the default: across autogroups, the recorder that moves to a
- * running thread's CPU no longer preempts it at once (EEVDF), so the
- * thread ran on to its next system call and the sample skidded there
- * (tests/targets/sysmix as an ordinary user: 28% in system calls against
- * a truth of 13%, within 1 point in one session).  Since a late wake on
- * the thread's CPU is retried (interrupt.c's settle), that skid is no
- * longer seen: sysmix as nobody beside two busy processes on 2 CPUs, 999
- * Hz, 33.3 and 37.0% for truths of 34.8 and 38.6 with the option, 41.1
- * and 34.3% for 43.1 and 37.2 without; alone, 31.8 / 33.6 and 38.0 / 37.6
+ * It is the default (--no-own-session turns it off): across autogroups,
+ * the recorder that moves to a running thread's CPU preempts it less
+ * promptly, and the thread once ran on to its next system call, so that
+ * samples skidded there (tests/targets/sysmix as an ordinary user: 28% in
+ * system calls against a truth of 13%).  Since a late wake on the thread's
+ * CPU is retried (interrupt.c's settle), that skid is no longer seen:
+ * sysmix as nobody beside two busy processes on 2 CPUs, 999 Hz, 33.3 and
+ * 37.0% for truths of 34.8 and 38.6 from its own session, 41.1 and 34.3%
+ * for 43.1 and 37.2 from the command's; alone, 31.8 / 33.6 and 38.0 / 37.6
  * (3999 Hz).  And the rate it keeps is large: threads 64 as nobody,
  * bench/run.sh, 24% -> 99% of 999 Hz, 6% -> 80% of 3999 Hz, held stop p99
- * 12-13 ms -> 36-52 us.  Whether it should be the default is open.
+ * 12-13 ms -> 36-52 us.
+ *
+ * Job control stays the command's and the terminal's (t1402): Ctrl-C and
+ * Ctrl-\ reach the command and the process the shell started, which
+ * passes them on; Ctrl-Z stops both, and the recorder, which no terminal
+ * stops, goes on sampling nothing and keeps its status line off the
+ * terminal while the job is not in the foreground (common_foreground).
+ * When the process the shell started dies of a signal it cannot pass on
+ * (SIGKILL), the recorder gets SIGTERM, as if it had been passed on.
  */
 #include "common.h"
 #include "cmd.h"
@@ -34,10 +43,12 @@
 #include "err.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,19 +90,28 @@ static int relay(pid_t child, const sigset_t *set)
 
 /* common_own_session is to move to a new session. */
 static bool own_session_due;
+/* A process of the job the shell started, whose terminal's foreground tells ours. */
+static pid_t job_pid;
 
 int common_split_session(const struct record_opts *ro, bool shared)
 {
 	sigset_t set, old;
 	pid_t child;
 
-	/* Real-time priority puts the recorder ahead of any session already. */
-	if (!ro->own_session || !shared || (ro->rt_priority && geteuid() == 0) || !autogroups_on())
+	/*
+	 * Real-time priority puts the recorder ahead of any session already.
+	 * --spin-idle's SCHED_IDLE spinners yield only within their session:
+	 * in one of their own they would take half of each CPU from the target
+	 * (split as nobody: 178 samples of its 1 s of CPU).
+	 */
+	if (!ro->own_session || !shared || (ro->rt_priority && geteuid() == 0) || ro->spin_idle ||
+	    !autogroups_on())
 		return -1;
-	own_session_due = true;
-	/* Not leading a process group (started by a script, not a shell's job): no fork needed. */
-	if (getpgrp() != getpid())
-		return -1;
+	/*
+	 * Fork even where setsid() alone would do (not leading a process
+	 * group, as when a script runs xprof): the process that stays in the
+	 * terminal's process group is what gets the terminal's signals.
+	 */
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGINT);
@@ -102,14 +122,20 @@ int common_split_session(const struct record_opts *ro, bool shared)
 	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	fflush(NULL);
+	job_pid = getpid();
 	child = fork();
 	if (child == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		/* Ended like a recorder the relay passed SIGTERM on to. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != job_pid)
+			raise(SIGTERM);
+		own_session_due = true;
 		return -1;
 	}
 	if (child < 0) {
 		xp_debug(1, "recording in this session: fork: %s", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		job_pid = 0;
 		return -1;
 	}
 	return relay(child, &set);
@@ -120,4 +146,29 @@ void common_own_session(void)
 	if (own_session_due && setsid() < 0)
 		xp_debug(1, "recording in the command's session: setsid: %s", strerror(errno));
 	own_session_due = false;
+}
+
+bool common_foreground(void)
+{
+	char path[64], buf[512], *p;
+	long pgrp = 0, tpgid = 0;
+	ssize_t n;
+	int fd;
+
+	if (!job_pid)
+		return tcgetpgrp(STDERR_FILENO) == getpgrp();
+	/* After the command's name in /proc/PID/stat: state ppid pgrp session tty_nr tpgid. */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)job_pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %ld %*d %*d %ld", &pgrp, &tpgid) != 2)
+		return false;
+	return pgrp > 0 && pgrp == tpgid;
 }

@@ -255,6 +255,14 @@ static void status_line(struct sampler *s, bool final)
 	if (!final && now - s->last_status < 250000000ull)
 		return;
 	s->last_status = now;
+	/* Not over the shell's prompt while the job is stopped or in the background. */
+	if (s->o->foreground && !s->o->foreground()) {
+		s->status_shown = false;
+		return;
+	}
+	if (final && !s->status_shown)
+		return;
+	s->status_shown = true;
 	fprintf(stderr,
 		"\rxprof: %.1fs  %llu samples  %lu thread%s  %lu process%s  %llu failed\033[K",
 		(double)now / 1e9, (unsigned long long)s->st->samples, tracer_live_threads(s->tr),

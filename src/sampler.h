@@ -64,6 +64,7 @@ struct sampler_opts {
 	size_t stack_bytes; /* most bytes copied from SP per sample */
 	bool adaptive_copy; /* copy only what recent walks of the thread needed */
 	bool status_line;   /* live status on stderr (a terminal) */
+	bool (*foreground)(void); /* whether the status line may show now (NULL: always) */
 	uint64_t spin_ns; /* poll for stops this long before sleeping (spin_for_stops); 0: never */
 	bool poll_idle;	  /* keep idle CPUs polling while recording (cpu_dma_latency 0) */
 	bool spin_idle;	  /* keep idle CPUs busy with SCHED_IDLE spinners (idlespin.h) */

@@ -105,6 +105,7 @@ struct sampler {
 	bool stopping, write_failed;
 	int sigfd, timerfd;
 	uint64_t last_status;
+	bool status_shown; /* the status line is on the terminal (not erased) */
 	int nsigint;
 	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
 	struct smp_due *due; /* this tick's due threads */

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# --own-session: the recorder samples from a session of its own, so that
-# with autogroups (sched(7)) a target's busy threads do not starve it when
-# it has no real-time priority (an ordinary user):
+# Without real-time priority (an ordinary user) the recorder samples from
+# a session of its own by default, so that with autogroups (sched(7)) a
+# target's busy threads do not starve it:
 #   - the command stays in xprof's session, the recorder (its parent) is
-#     in another; without the option both are in one (as nobody when run
-#     as root, since root's recorder runs at real-time priority and stays);
+#     in another, with --own-session or without; with --no-own-session
+#     both are in one (as nobody when run as root, since root's recorder
+#     runs at real-time priority and stays);
 #   - threads 64 0.05 (64 busy threads, 0.05 s of CPU each, on this
 #     machine's CPUs) as nobody records (nearly) every thread and is not
 #     starved: at least 20% of the samples asked for (999 per CPU-second:
@@ -32,20 +33,23 @@ fi
 
 # The sessions of the command (a shell) and of its parent, the recorder.
 sessions='cut -d" " -f6 /proc/$$/stat /proc/$PPID/stat | tr "\n" " "'
-expect_exit 0 "${pre[@]}" "$XPROF" record -q --own-session -o "$dir/s.data" -- sh -c "$sessions"
+for opt in "" --own-session; do
+	# shellcheck disable=SC2086 # $opt is one option or none
+	expect_exit 0 "${pre[@]}" "$XPROF" record -q $opt -o "$dir/s.data" -- sh -c "$sessions"
+	read -r cmd rec <"$XP_OUT" || true
+	say "  sessions ${opt:-by default}: command $cmd, recorder $rec"
+	[[ $cmd && $rec && $cmd != "$rec" ]] || fail "the recorder is in the command's session"
+done
+expect_exit 0 "${pre[@]}" "$XPROF" record -q --no-own-session -o "$dir/s.data" -- sh -c "$sessions"
 read -r cmd rec <"$XP_OUT" || true
-say "  sessions with --own-session: command $cmd, recorder $rec"
-[[ $cmd && $rec && $cmd != "$rec" ]] || fail "the recorder is in the command's session"
-expect_exit 0 "${pre[@]}" "$XPROF" record -q -o "$dir/s.data" -- sh -c "$sessions"
-read -r cmd rec <"$XP_OUT" || true
-say "  sessions without: command $cmd, recorder $rec"
-[[ $cmd && $cmd == "$rec" ]] || fail "without --own-session the recorder left the session"
+say "  sessions with --no-own-session: command $cmd, recorder $rec"
+[[ $cmd && $cmd == "$rec" ]] || fail "with --no-own-session the recorder left the session"
 
 # A starved recorder is starved on every run; one that other programs on
 # the machine took the CPUs from is not (608 of 3197 once, in a sanitizer
 # build on a busy machine): up to three runs, the first that passes counts.
 for try in 1 2 3; do
-	expect_exit 0 "${pre[@]}" "$XPROF" record --own-session -o "$dir/t.data" -- \
+	expect_exit 0 "${pre[@]}" "$XPROF" record -o "$dir/t.data" -- \
 		"$XP_TARGETS/threads" 64 0.05
 	n=$(sed -n 's/^xprof: \([0-9]*\) samples in .*/\1/p' "$XP_ERR")
 	say "  rate (run $try): $n of 3197 asked"
