@@ -22,9 +22,23 @@
 # default way, from the threads' own CPUs: with --interrupt-from-any-cpu a
 # thread is interrupted while it runs, which no switch shows.
 #
+#
+# With PHASE_TARGET=threadsN (N busy threads, more than the CPUs: the
+# controller moves to each due thread's CPU, and the threads wait for
+# each other, so a thread's time off its CPU is no loss), it prints
+# instead who held CPU 0 while xprof sampled, per stop on that CPU (the
+# guest's first CPU, whose switches are all traced): the target's
+# threads (% of the time), xprof's threads (controller and triggers),
+# the idle task and other tasks (µs per stop), and the switches per stop
+# of the target's threads off CPU 0 (preempted / into a stop) and of
+# xprof's onto it.  The µs that are not the target's, per stop, are what
+# the target lost there, beside bench/run.sh's "lost".
+#
 # Usage: bench/phases.sh [BUILD_DIR]     (default: build; as root)
 # Environment: PHASE_FREQS ["999 3999"], PHASE_USER [nobody],
-#   PHASE_ROUNDS [30000] (split's rounds: ~1 s here), PHASE_XPROF_OPTS [""].
+#   PHASE_ROUNDS [30000] (split's rounds: ~1 s here), PHASE_XPROF_OPTS [""],
+#   PHASE_TARGET [split] (or threadsN), PHASE_SECONDS [1] (threadsN: CPU
+#   seconds per thread).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,8 +47,10 @@ read -ra freqs <<<"${PHASE_FREQS:-999 3999}"
 read -ra xopts <<<"${PHASE_XPROF_OPTS:-}"
 user=${PHASE_USER:-nobody}
 rounds=${PHASE_ROUNDS:-30000}
+target=${PHASE_TARGET:-split}
 xprof=$PWD/$build/xprof
 split=$PWD/$build/targets/split
+threads=$PWD/$build/targets/threads
 
 die() {
 	echo "phases.sh: $*" >&2
@@ -50,7 +66,12 @@ dir=$(mktemp -d /tmp/xprof-phases.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 chmod 755 "$dir"
 mkdir -m 1777 "$dir/u"
-cp "$xprof" "$split" "$dir/" # where $user can run them
+cp "$xprof" "$split" "$threads" "$dir/" # where $user can run them
+case $target in
+split) cmd=("$dir/split" -r "$rounds") ;;
+threads[0-9]*) cmd=("$dir/threads" "${target#threads}" "${PHASE_SECONDS:-1}") ;;
+*) die "unknown target '$target' in PHASE_TARGET (split, threadsN)" ;;
+esac
 
 # phases TXT TID: the table row's figures from perf script's lines.
 phases() {
@@ -91,18 +112,63 @@ phases() {
 	}' "$1"
 }
 
-echo "| as | Hz | stops | preempted | entering | stopped | waking (stops seen) | off its CPU | moved |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+# occupancy TXT: who held CPU 0 (threadsN), the table row's figures.
+occupancy() {
+	awk '
+	function field(name,   i) {
+		for (i = 4; i <= NF; i++)
+			if (index($i, name "=") == 1)
+				return substr($i, length(name) + 2)
+		return ""
+	}
+	function kind(comm) {
+		return comm == "threads" ? "target" : comm == "xprof" ? "xprof" : comm ~ /^swapper/ ? "idle" : "other"
+	}
+	$1 != "[000]" || $3 != "sched:sched_switch:" { next }
+	{
+		t = substr($2, 1, length($2) - 1) * 1e6
+		prev = kind(field("prev_comm")); next_ = kind(field("next_comm"))
+		if (last) held[prev] += t - last
+		last = t
+		if (prev == "target") {
+			st = field("prev_state")
+			if (st ~ /^R/) npre++
+			else if (st == "t") nstop++
+		}
+		if (next_ == "xprof") nx++
+	}
+	END {
+		if (!nstop) { print "- - - - - - - -"; exit }
+		all = held["target"] + held["xprof"] + held["idle"] + held["other"]
+		printf "%d %.1f%% %.1f %.1f %.1f %.2f %.2f\n", nstop, 100 * held["target"] / all,
+			held["xprof"] / nstop, held["idle"] / nstop, held["other"] / nstop,
+			npre / nstop, nx / nstop
+	}' "$1"
+}
+
+if [[ $target == split ]]; then
+	echo "| as | Hz | stops | preempted | entering | stopped | waking (stops seen) | off its CPU | moved |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+else
+	echo "| as | Hz | stops on CPU 0 | target | xprof µs | idle µs | other µs | target preempted | xprof switched in |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+fi
 for f in "${freqs[@]}"; do
 	for as in root "$user"; do
 		pre=()
 		[[ $as == root ]] || pre=(setpriv --reuid="$as" --regid="$(id -g "$as")" --clear-groups
 			env XPROF_CACHE_DIR=off)
 		perf sched record -q -o "$dir/sched.data" -- "${pre[@]}" "$dir/xprof" record -q \
-			"${xopts[@]}" -F "$f" -o "$dir/u/x.data" -- "$dir/split" -r "$rounds" \
+			"${xopts[@]}" -F "$f" -o "$dir/u/x.data" -- "${cmd[@]}" \
 			>"$dir/out" 2>&1 || die "perf sched record failed: $(tail -n 3 "$dir/out")"
 		perf script -i "$dir/sched.data" -F cpu,time,event,trace 2>/dev/null |
 			grep -E 'sched_switch|sched_waking' >"$dir/sched.txt"
+		if [[ $target != split ]]; then
+			read -r n tp x i o np nx < <(occupancy "$dir/sched.txt")
+			echo "| $as | $f | $n | $tp | $x | $i | $o | $np | $nx |"
+			rm -f "$dir/u/x.data" "$dir/sched.data"
+			continue
+		fi
 		tid=$(grep -m 1 -o 'prev_comm=split prev_pid=[0-9]*' "$dir/sched.txt" | sed 's/.*=//')
 		[[ $tid ]] || die "no switch of split in the trace"
 		read -r n p e s w nw all m < <(phases "$dir/sched.txt" "$tid")
@@ -110,4 +176,9 @@ for f in "${freqs[@]}"; do
 		rm -f "$dir/u/x.data" "$dir/sched.data"
 	done
 done
-echo "(mean microseconds per stop of split's thread; xprof ${PHASE_XPROF_OPTS:-with its defaults})"
+if [[ $target == split ]]; then
+	echo "(mean microseconds per stop of split's thread; xprof ${PHASE_XPROF_OPTS:-with its defaults})"
+else
+	echo "(CPU 0, per stop there of $target's threads: xprof's, the idle task's and other tasks' time," \
+		"switches; xprof ${PHASE_XPROF_OPTS:-with its defaults})"
+fi
