@@ -115,6 +115,7 @@ static void tick(struct sampler *s)
 
 	s->st->ticks++;
 	s->ndue = 0;
+	s->runnable = 0;
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		if (!smp_want_sample(s, th, now, &w))
 			continue;
@@ -383,6 +384,56 @@ static void spin_for_stops(struct sampler *s)
 	}
 }
 
+/* Read the signals that are waiting: SIGCHLD only woke us, the rest are handled. */
+static void read_signals(struct sampler *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD)
+			handle_signal(s, &si);
+}
+
+void smp_collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns)
+{
+	uint64_t end = ctl_now_ns() + ns, now;
+	struct pollfd pfd = {s->sigfd, POLLIN, 0};
+	struct timespec ts;
+	unsigned long i, left;
+	int status;
+	pid_t tid;
+
+	for (;;) {
+		left = 0;
+		for (i = 0; i < n; i++) {
+			if (!ths[i])
+				continue;
+			if (!smp_thread_of(ths[i])->sample_wanted) {
+				ths[i] = NULL;
+				continue;
+			}
+			tid = waitpid(ths[i]->tid, &status, __WALL | WNOHANG);
+			if (tid == 0 || (tid < 0 && errno == EINTR)) {
+				left++;
+				continue;
+			}
+			ths[i] = NULL; /* its exit may free it */
+			if (tid > 0)
+				handle_status(s, tid, status);
+		}
+		now = ctl_now_ns();
+		if (!left || s->stopping)
+			return;
+		if (now >= end) {
+			s->st->collect_timeouts++;
+			return;
+		}
+		ts = (struct timespec){0, (long)(end - now)};
+		if (ppoll(&pfd, 1, &ts, NULL) > 0)
+			read_signals(s);
+	}
+}
+
 /* Arm the timer for @t ns since the start, 0: disarm it. */
 static void arm_timer_at(struct sampler *s, uint64_t t)
 {
@@ -493,7 +544,6 @@ static bool loop_once(struct sampler *s)
 	struct pollfd pfd[3] = {{s->sigfd, POLLIN, 0},
 				{s->timerfd, POLLIN, 0},
 				{s->o->control ? s->o->control->fd : -1, POLLIN, 0}};
-	struct signalfd_siginfo si;
 	bool none_left;
 	uint64_t now;
 
@@ -534,9 +584,7 @@ static bool loop_once(struct sampler *s)
 		return xp_error("poll failed: %s", strerror(errno)) && false;
 	}
 	if (pfd[0].revents & POLLIN)
-		while (read(s->sigfd, &si, sizeof(si)) == sizeof(si))
-			if (si.ssi_signo != SIGCHLD)
-				handle_signal(s, &si);
+		read_signals(s);
 	if (pfd[1].revents & POLLIN)
 		on_timer(s);
 	if (pfd[2].revents & POLLIN)

@@ -93,6 +93,7 @@ enum sampler_end {
 struct sampler_stats {
 	uint64_t ticks, late_ticks, samples, failed, interrupts, vanished;
 	uint64_t spin_timeouts;	  /* spins that ended without every stop */
+	uint64_t collect_timeouts; /* moves on from a CPU before its stops came (interrupt.c) */
 	uint64_t dropped_blocked; /* cpu mode: stops that found the thread blocked in a call */
 	uint64_t
 	    dropped_idle; /* cpu mode: stops of a thread that had run < period/8 since its last */

@@ -44,6 +44,7 @@ struct smp_thread {
 	struct stackcopy_size copy;
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
+	uint64_t tick_cpu_ns, tick_wait_ns; /* its CPU time and wait at the last tick's read */
 };
 
 /* Queued samples unwound per turn of the loop while stops are pending (and an eighth of the rest). */
@@ -110,6 +111,7 @@ struct sampler {
 	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
 	struct smp_due *due; /* this tick's due threads */
 	unsigned long ndue, due_alloc;
+	unsigned long runnable; /* threads that ran or waited for a CPU since the last tick */
 	/*
 	 * Sampling runs (ticks interrupt threads) only while enabled; every
 	 * ptrace event is handled all the same.  Times since the start.
@@ -183,6 +185,12 @@ void smp_switch_part(struct sampler *s, uint64_t now);
 int smp_thread_cpu(struct xp_thread *th);
 /* Interrupt the s->due threads of a tick at @now, each running one from its own CPU. */
 void smp_interrupt_due(struct sampler *s, uint64_t now);
+/*
+ * Wait up to @ns for the stops of the @n threads @ths that this tick
+ * interrupted, and take their samples (sampler.c); entries are cleared as
+ * they are handled.  Other children's events wait for the loop.
+ */
+void smp_collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns);
 
 /* due.c: the due rule on a live thread. */
 /* Whether a tick at @now should interrupt @th, with the sample's weight in @w. */

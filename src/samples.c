@@ -490,6 +490,7 @@ void smp_write_stats(struct sampler *s)
 	    {"failed", st->failed},
 	    {"reused_blocked", st->reused},
 	    {"spin_timeouts", st->spin_timeouts},
+	    {"collect_timeouts", st->collect_timeouts},
 	    {"dropped_blocked", st->dropped_blocked},
 	    {"dropped_idle", st->dropped_idle},
 	    {"vanished", s->tr->vanished},

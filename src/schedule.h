@@ -26,6 +26,8 @@ uint32_t schedule_rand(uint64_t *state);
 #define SAMPLER_MOVE_PAUSE_NS 20000 /* after moving to a thread's CPU, before interrupting it */
 #define SAMPLER_WAKE_LATE_NS 30000  /* a wake on a thread's CPU later than this may be retried */
 #define SAMPLER_WAKE_RETRIES 3	    /* at most this many times per CPU and tick */
+#define SAMPLER_COLLECT_NS 100000   /* a CPU's stops waited for before moving to the next */
+#define SAMPLER_COLLECT_MAX 64	    /* of at most this many threads */
 
 /* A pause before preempting a thread: SAMPLER_MOVE_PAUSE_NS and a part of @span drawn from @rnd. */
 uint64_t schedule_pause_ns(uint64_t *rnd, uint64_t span);
