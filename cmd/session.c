@@ -32,15 +32,20 @@
  * Job control stays the command's and the terminal's (t1402): Ctrl-C and
  * Ctrl-\ reach the command and the process the shell started, which
  * passes them on; Ctrl-Z stops both, and the recorder, which no terminal
- * stops, goes on sampling nothing and keeps its status line off the
- * terminal while the job is not in the foreground (common_foreground).
+ * stops, goes on (sampling nothing: the command is stopped) and keeps its
+ * status line off the terminal while the job is not in the foreground
+ * (common_foreground).  An attach whose target shares the session but not
+ * the job (a shell's other job) samples on through a Ctrl-Z of xprof,
+ * whose -d goes on counting; its summary comes when the duration ends.
  * When the process the shell started dies of a signal it cannot pass on
- * (SIGKILL), the recorder gets SIGTERM, as if it had been passed on.
+ * (SIGKILL), the recorder gets SIGTERM, as if it had been passed on; a
+ * recorder that dies of a signal (a crash) kills that process with it.
  */
 #include "common.h"
 #include "cmd.h"
 #include "ctl.h"
 #include "err.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,17 +72,24 @@ static bool autogroups_on(void)
 	return on == 1;
 }
 
-/* The parent's part: pass signals on until the child ends; its exit status. */
+/*
+ * The parent's part: pass signals on until the child ends; its exit
+ * status.  A child that died of a signal (a crash, not the command's
+ * status) kills the parent with it, as it would have killed xprof.
+ */
 static int relay(pid_t child, const sigset_t *set)
 {
+	struct rlimit no_core = {0, 0};
 	siginfo_t si;
 	int status = 0;
+	pid_t r;
 
 	for (;;) {
 		if (sigwaitinfo(set, &si) < 0)
 			continue;
 		if (si.si_signo == SIGCHLD) {
-			if (waitpid(child, &status, WNOHANG) == child)
+			r = waitpid(child, &status, WNOHANG);
+			if (r == child || (r < 0 && errno == ECHILD))
 				break;
 			continue;
 		}
@@ -84,6 +97,12 @@ static int relay(pid_t child, const sigset_t *set)
 			sigqueue(child, SIGINT, (union sigval){.sival_int = CTL_SIGINT_FROM_TTY});
 		else
 			kill(child, si.si_signo);
+	}
+	if (WIFSIGNALED(status)) {
+		setrlimit(RLIMIT_CORE, &no_core); /* the child's core is the one */
+		signal(WTERMSIG(status), SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, set, NULL);
+		raise(WTERMSIG(status));
 	}
 	return common_exit_status(status);
 }
@@ -112,6 +131,8 @@ int common_split_session(const struct record_opts *ro, bool shared)
 	 * group, as when a script runs xprof): the process that stays in the
 	 * terminal's process group is what gets the terminal's signals.
 	 */
+	/* An ignored SIGCHLD (inherited) would never tell the relay its child ended. */
+	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGINT);
@@ -127,7 +148,9 @@ int common_split_session(const struct record_opts *ro, bool shared)
 	if (child == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		/* Ended like a recorder the relay passed SIGTERM on to. */
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != job_pid)
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+			xp_debug(1, "no SIGTERM when the parent dies: %s", strerror(errno));
+		else if (getppid() != job_pid)
 			raise(SIGTERM);
 		own_session_due = true;
 		return -1;
@@ -150,14 +173,19 @@ void common_own_session(void)
 
 bool common_foreground(void)
 {
-	char path[64], buf[512], *p;
-	long pgrp = 0, tpgid = 0;
+	char path[64], buf[512], state;
+	long pgrp, tpgid;
 	ssize_t n;
 	int fd;
 
-	if (!job_pid)
-		return tcgetpgrp(STDERR_FILENO) == getpgrp();
-	/* After the command's name in /proc/PID/stat: state ppid pgrp session tty_nr tpgid. */
+	if (!job_pid) {
+		pid_t fg = tcgetpgrp(STDERR_FILENO);
+
+		/* Not our controlling terminal (or none): as before, shown. */
+		return fg < 0 || fg == getpgrp();
+	}
+	if (getppid() != job_pid)
+		return false;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)job_pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -167,8 +195,10 @@ bool common_foreground(void)
 	if (n <= 0)
 		return false;
 	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %ld %*d %*d %ld", &pgrp, &tpgid) != 2)
+	if (procfs_parse_job(buf, &state, &pgrp, &tpgid))
 		return false;
-	return pgrp > 0 && pgrp == tpgid;
+	/* Stopped (Ctrl-Z) before the shell takes the terminal back: not shown either. */
+	if (state == 'T' || state == 't')
+		return false;
+	return tpgid < 0 || (pgrp > 0 && pgrp == tpgid);
 }

@@ -92,6 +92,21 @@ char procfs_task_state(pid_t pid, pid_t tid)
 	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
 }
 
+int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid)
+{
+	const char *p = strrchr(stat, ')');
+	char st;
+	long g, t;
+
+	/* After the comm: state ppid pgrp session tty_nr tpgid. */
+	if (!p || sscanf(p + 1, " %c %*d %ld %*d %*d %ld", &st, &g, &t) != 3)
+		return -1;
+	*state = st;
+	*pgrp = g;
+	*tpgid = t;
+	return 0;
+}
+
 int procfs_parse_task_cpu(const char *stat)
 {
 	const char *p = strrchr(stat, ')');

@@ -19,12 +19,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct procfs_sched ss;
 	uint64_t sp, pc;
 	int64_t nr;
+	long pgrp, tpgid;
+	char state;
 	int cpu;
 
 	if (!text)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
+	if (procfs_parse_job(text, &state, &pgrp, &tpgid) < -1)
+		abort();
 	cpu = procfs_parse_task_cpu(text);
 	if (cpu < -1)
 		abort();

@@ -76,6 +76,26 @@ static int test_parse_task_cpu(void)
 	return T_OK;
 }
 
+static int test_parse_job(void)
+{
+	char st = 0;
+	long g = 0, t = 0;
+
+	T_ASSERT(procfs_parse_job("4242 (a) b (c)) T 1 4240 4000 34817 4240 4194560 100\n", &st,
+				  &g, &t) == 0);
+	T_ASSERT(st == 'T');
+	T_EQ_U64(g, 4240);
+	T_EQ_U64(t, 4240);
+	/* No controlling terminal: tty_nr 0, tpgid -1. */
+	T_ASSERT(procfs_parse_job("7 (sh) S 1 7 7 0 -1 4194560\n", &st, &g, &t) == 0);
+	T_ASSERT(st == 'S' && g == 7 && t == -1);
+	T_ASSERT(procfs_parse_job("4242 (a) R 1 2 3\n", &st, &g, &t) == -1); /* too short */
+	T_ASSERT(procfs_parse_job("4242 (a) R x 2 3 4 5\n", &st, &g, &t) == -1);
+	T_ASSERT(procfs_parse_job("garbage", &st, &g, &t) == -1);
+	T_ASSERT(procfs_parse_job("", &st, &g, &t) == -1);
+	return T_OK;
+}
+
 /* Use @ms of this thread's CPU time. */
 static void burn_cpu_ms(long ms)
 {
@@ -133,5 +153,5 @@ static int test_self(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_syscall), T_CASE(test_parse_task_cpu), T_CASE(test_parse_running),
+T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_syscall), T_CASE(test_parse_task_cpu), T_CASE(test_parse_job), T_CASE(test_parse_running),
        T_CASE(test_self))
