@@ -15,7 +15,8 @@
  *   intr       type Ctrl-C (the terminal sends SIGINT to the foreground)
  *   quit       type Ctrl-\ (SIGQUIT)
  *   susp       type Ctrl-Z (SIGTSTP), then wait up to 10 s for the job to
- *              stop, as a shell does, and take the terminal back
+ *              stop, as a shell does, and take the terminal back (the
+ *              terminal's log then has a line "<ptyjob: stopped>")
  *   fg         give the job the terminal and continue it (SIGCONT)
  *   bg         continue it without the terminal
  *   hup        hang the terminal up and send SIGHUP to the job, as a
@@ -48,6 +49,7 @@
 static int master = -1, tty = -1;
 static pid_t job;
 static FILE *ttylog; /* PTYJOB_TTYLOG */
+static struct termios keys; /* the terminal's settings: its Ctrl-C, Ctrl-\\, Ctrl-Z */
 
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 {
@@ -175,17 +177,22 @@ static int act(const char *a)
 	if (!strncmp(a, "sleep=", 6)) {
 		sleep_ms(strtol(a + 6, NULL, 10));
 	} else if (!strcmp(a, "intr")) {
-		type_key(3);
+		type_key(keys.c_cc[VINTR]);
 	} else if (!strcmp(a, "quit")) {
-		type_key(28);
+		type_key(keys.c_cc[VQUIT]);
 	} else if (!strcmp(a, "susp")) {
-		type_key(26);
+		type_key(keys.c_cc[VSUSP]);
 		if (!wait_job(&status, WUNTRACED, 10))
 			return timed_out("stop");
 		if (!WIFSTOPPED(status))
 			return ended(status);
 		say("stopped (signal %d)", WSTOPSIG(status));
 		tcsetpgrp(tty, getpgrp());
+		drain();
+		if (ttylog) {
+			fprintf(ttylog, "\n<ptyjob: stopped>\n");
+			fflush(ttylog);
+		}
 	} else if (!strcmp(a, "fg")) {
 		tcsetpgrp(tty, job);
 		kill(-job, SIGCONT);
@@ -250,13 +257,13 @@ int main(int argc, char **argv)
 	signal(SIGTTIN, SIG_IGN);
 	signal(SIGTSTP, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
-	master = posix_openpt(O_RDWR | O_NOCTTY);
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (master < 0 || grantpt(master) || unlockpt(master) || setsid() < 0) {
 		perror("ptyjob: a terminal");
 		return 1;
 	}
-	tty = open(ptsname(master), O_RDWR);
-	if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) < 0) {
+	tty = open(ptsname(master), O_RDWR | O_CLOEXEC);
+	if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) < 0 || tcgetattr(tty, &keys) < 0) {
 		perror("ptyjob: the terminal");
 		return 1;
 	}

@@ -12,7 +12,7 @@
 #     machine's CPUs) as nobody records (nearly) every thread and is not
 #     starved: at least 20% of the samples asked for (999 per CPU-second:
 #     3197) in one of three runs.
-#     How much of the rate the option wins back is a figure of the
+#     How much of the rate its own session wins back is a figure of the
 #     benchmark (bench/run.sh), not of a test: it depends on the load.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"

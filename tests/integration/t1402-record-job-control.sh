@@ -14,8 +14,9 @@
 #     record exits 0 with its whole 2 s of CPU sampled (>= 1500 samples);
 #     while the job is stopped or in the background the status line stays
 #     off the terminal (the shell's prompt is there), and shows before;
-#   - a hang-up of the terminal: 129; Ctrl-\: 131 (the recorder dies of
-#     SIGQUIT as the command does, as perf record does);
+#   - a hang-up of the terminal: 129, and the data file is written;
+#     Ctrl-\: 131 (the recorder dies of SIGQUIT as the command does, as
+#     perf record does);
 #   - from a script (xprof not leading the job's process group), Ctrl-C:
 #     the script goes on after xprof with status 130;
 #   - SIGKILL of the process the shell started (from its own session, the
@@ -48,7 +49,16 @@ for user in "${users[@]}"; do
 	cd "$dir"
 	say "## as $user"
 
+	# Sessions of their own without real-time priority: nobody, or any
+	# user but root (autogroups on).
+	own=0
+	if [[ $user == nobody || $EUID -ne 0 ]] &&
+		[[ $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null) == 1 ]]; then
+		own=1
+	fi
+
 	say "# Ctrl-C"
+	rm -f cmd.pid
 	expect_exit 130 "${pre[@]}" "$PTYJOB" sleep=500 intr wait -- \
 		"$XPROF" record -o c.data -- "${cmd[@]}" "$T/split" 5
 	assert_file_matches "the job ended with 130" "$XP_ERR" '^ptyjob: exit 130$'
@@ -66,6 +76,7 @@ for user in "${users[@]}"; do
 		set -- "$1" $(cut -d" " -f3,4,6,14,15 "/proc/$p/stat")
 		echo "$2 $(($5 + $6)) $4 $(cut -d" " -f6 "/proc/$3/stat")" >"$1"
 	EOF
+	rm -f cmd.pid
 	expect_exit 0 "${pre[@]}" env PTYJOB_TTYLOG=tty.log "$PTYJOB" sleep=700 susp \
 		"run=sh probe.sh stop1" sleep=700 "run=sh probe.sh stop2" bg sleep=200 \
 		"run=sh probe.sh bg1" sleep=700 "run=sh probe.sh bg2" fg wait -- \
@@ -82,21 +93,25 @@ for user in "${users[@]}"; do
 	[[ $cpu1 && $cpu1 == "$cpu2" ]] || fail "the command ran while the job was stopped"
 	((${cpu4:-0} - ${cpu3:-0} >= 20)) ||
 		fail "the command hardly ran in the background (${cpu3:-?} .. ${cpu4:-?} ticks)"
-	if [[ $user == nobody && $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null) == 1 ]]; then
+	if ((own)); then
 		[[ $rec_sid && $rec_sid != "$cmd_sid" ]] || fail "the recorder shares the command's session"
 	fi
-	# The terminal's text from the stop to 'fg' has no status line.
+	# The terminal's text from the stop to 'fg' has no status line, and
+	# some before Ctrl-Z (so that the check can see one).
 	show_file "the terminal" tty.log 40
-	awk '/^<ptyjob: susp>$/ { off = 1 } /^<ptyjob: fg>$/ { off = 0 }
-		off && /xprof: [0-9.]+s / { bad++ } !off && /xprof: [0-9.]+s / { shown++ }
+	awk '/^<ptyjob: susp>$/ { before = 1 } /^<ptyjob: stopped>$/ { off = 1 }
+		/^<ptyjob: fg>$/ { off = 0 }
+		/xprof: [0-9.]+s / { if (off) bad++; else if (!before) shown++ }
 		END { exit !(shown && !bad) }' tty.log ||
-		fail "a status line while the job was stopped or in the background, or none before"
+		fail "a status line while the job was stopped or in the background, or none before Ctrl-Z"
 	n=$(samples tty.log)
 	assert_within "samples of split's 2 s of CPU" "${n:-0}" 1500 2400
 
 	say "# hang-up, Ctrl-\\"
 	expect_exit 129 "${pre[@]}" "$PTYJOB" sleep=500 hup wait -- \
 		"$XPROF" record -o h.data -- "$T/split" 5
+	expect_exit 0 "$XPROF" report -i h.data --folded --value samples -o h.folded
+	assert_samples_at_least "samples in the report" 150 h.folded
 	expect_exit 131 "${pre[@]}" "$PTYJOB" sleep=500 quit wait -- \
 		"$XPROF" record -o q.data -- "$T/split" 5
 
@@ -107,11 +122,12 @@ for user in "${users[@]}"; do
 	expect_exit 0 "$XPROF" report -i s.data --folded --value samples -o s.folded
 	assert_samples_at_least "samples in the report" 150 s.folded
 
-	[[ $user == nobody && $(cat /proc/sys/kernel/sched_autogroup_enabled) == 1 ]] || continue
+	((own)) || continue
 	say "# SIGKILL of the process the shell started"
 	rm -f cmd.pid
 	# The recorder is the command's parent, the process the shell started its.
 	cat >kill.sh <<-'EOF'
+		while [ ! -s cmd.pid ]; do sleep 0.05; done
 		r=$(cut -d" " -f4 "/proc/$(cat cmd.pid)/stat")
 		echo "$r" >rec.pid
 		kill -KILL "$(cut -d" " -f4 "/proc/$r/stat")"
@@ -119,9 +135,12 @@ for user in "${users[@]}"; do
 	expect_exit 137 "${pre[@]}" "$PTYJOB" sleep=700 "run=sh kill.sh" wait -- \
 		"$XPROF" record -o k.data -- "${cmd[@]}" "$T/split" 10
 	rec=$(cat rec.pid)
+	cmd_pid=$(cat cmd.pid)
 	# shellcheck disable=SC2016 # expanded by eval, at each try
-	wait_until 10 eval '[[ ! -e /proc/$rec && ! -e /proc/$(cat cmd.pid) ]]' ||
-		fail "the recorder ($rec) or the command outlived the job by 10 s"
+	if ! wait_until 10 eval '[[ ! -e /proc/$rec && ! -e /proc/$cmd_pid ]]'; then
+		fail "the recorder ($rec) or the command ($cmd_pid) outlived the job by 10 s"
+		kill -KILL "$rec" "$cmd_pid" 2>/dev/null || true
+	fi
 	expect_exit 0 "$XPROF" report -i k.data --folded --value samples -o k.folded
 	assert_samples_at_least "samples in the report" 300 k.folded
 done

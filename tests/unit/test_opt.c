@@ -211,5 +211,30 @@ static int test_pid_lists(void)
 	return T_OK;
 }
 
+/* A session of its own by default; --no-own-session and --own-session, the last one wins. */
+static int test_own_session(void)
+{
+	const char *const none[] = {"--", "true", NULL}, *off[] = {"--no-own-session", "--", "true", NULL},
+			  *on_off[] = {"--own-session", "--no-own-session", "--", "true", NULL},
+			  *off_on[] = {"--no-own-session", "--own-session", "--", "true", NULL};
+	const char *const *cases[] = {none, off, on_off, off_on};
+	const int want[] = {1, 0, 0, 1};
+	unsigned int i, j;
+
+	for (i = 0; i < 4; i++) {
+		struct record_opts o = RECORD_OPTS_INIT;
+		char *argv[8];
+		int argc = 0;
+
+		argv[argc++] = (char *)"record";
+		for (j = 0; cases[i][j]; j++)
+			argv[argc++] = (char *)cases[i][j];
+		argv[argc] = NULL;
+		T_EQ_U64(record_parse_args(argc, argv, &o), 0);
+		T_EQ_U64(o.own_session, want[i]);
+	}
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_u64), T_CASE(test_duration), T_CASE(test_percent), T_CASE(test_messages),
-       T_CASE(test_pid_lists), T_CASE(test_delay))
+       T_CASE(test_pid_lists), T_CASE(test_delay), T_CASE(test_own_session))
