@@ -19,7 +19,8 @@
 #      bare         the target alone
 #      xprof        xprof record -F F -- target
 #      xprof-user   the same as BENCH_USER (when run as root; setpriv)
-#      xprof-user-spin  the same with --spin-idle (not in the default set)
+#      xprof-user-spin  the same with --spin-idle (not in the default set; it
+#                   keeps the command's session, as xprof-user-shared)
 #      xprof-user-shared  the same with --no-own-session (not in the default set)
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target

@@ -40,7 +40,8 @@ struct record_opts {
 	bool no_follow;
 	bool no_poll_idle;
 	bool spin_idle;
-	int own_session;	/* 1 (default): record from a session of its own where it helps (cmd/session.c) */
+	/* 1 (default): record from a session of its own where it helps (cmd/session.c) */
+	int own_session;
 	bool any_cpu;		/* interrupt running threads from any CPU, not from their own */
 	uint64_t rt_priority;	/* 0: normal priority */
 	const char *delay_arg;	/* --delay as given */

@@ -167,7 +167,8 @@ int common_explain_trace_error(int err, pid_t pid, const char *what);
  * Unless --no-own-session, run the recording in a session of its own
  * (cmd/session.c says why) when a target would share xprof's (@shared),
  * unless it will run at real-time priority or the scheduler does not group
- * by session.  Returns -1 in the process that goes on (call
+ * by session, or --spin-idle's spinners are to stay in the target's
+ * session.  Returns -1 in the process that goes on (call
  * common_own_session once the command runs), and in the process the shell
  * started, which only passes signals on, the exit status to end with.
  */
