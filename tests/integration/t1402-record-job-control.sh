@@ -29,6 +29,9 @@ skip_unless_ptrace
 
 PTYJOB=$XP_HELPERS/ptyjob
 T=$XP_TARGETS
+if ! out=$("$PTYJOB" wait -- true 2>&1); then
+	skip "no pseudo-terminal here (is /dev/pts mounted?): $out"
+fi
 users_self_and_nobody
 
 # The command writes its pid, so that the checks find it, its recorder
