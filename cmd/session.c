@@ -118,13 +118,16 @@ int common_split_session(const struct record_opts *ro, bool shared)
 	pid_t child;
 
 	/*
-	 * Real-time priority puts the recorder ahead of any session already.
+	 * Real-time priority puts the recorder ahead of any session already:
+	 * whether it will have it is tried, not guessed from the user (root in
+	 * a container without CAP_SYS_NICE has none; a user with an
+	 * RLIMIT_RTPRIO has it).
 	 * --spin-idle's SCHED_IDLE spinners yield only within their session:
 	 * in one of their own they would take half of each CPU from the target
 	 * (split as nobody: 178 samples of its 1 s of CPU).
 	 */
-	if (!ro->own_session || !shared || (ro->rt_priority && geteuid() == 0) || ro->spin_idle ||
-	    !autogroups_on())
+	if (!ro->own_session || !shared || ro->spin_idle || !autogroups_on() ||
+	    (ro->rt_priority && ctl_may_raise_priority((unsigned int)ro->rt_priority)))
 		return -1;
 	/*
 	 * Fork even where setsid() alone would do (not leading a process

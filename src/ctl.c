@@ -94,6 +94,17 @@ unsigned int ctl_raise_priority(unsigned int prio)
 	return prio;
 }
 
+bool ctl_may_raise_priority(unsigned int prio)
+{
+	struct sched_param sp = {.sched_priority = (int)prio}, old;
+	int policy = sched_getscheduler(0);
+
+	if (policy < 0 || sched_getparam(0, &old) || sched_setscheduler(0, SCHED_RR, &sp))
+		return false;
+	sched_setscheduler(0, policy, &old); /* lowering one's own priority needs no privilege */
+	return true;
+}
+
 /*
  * Without real-time priority, the controller that moves to a running
  * thread's CPU must preempt it at once, or the sample waits for the end

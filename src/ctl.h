@@ -52,6 +52,11 @@ int ctl_hold_poll_idle(void);
  * Returns @prio, or 0 when refused (needs root or CAP_SYS_NICE).
  */
 unsigned int ctl_raise_priority(unsigned int prio);
+/*
+ * Whether the calling thread may run at SCHED_RR priority @prio: tried,
+ * then undone (root, CAP_SYS_NICE, or an RLIMIT_RTPRIO of @prio or more).
+ */
+bool ctl_may_raise_priority(unsigned int prio);
 
 /*
  * Fork a child that waits for one byte on @go[0], then execs @argv (PATH

@@ -7,7 +7,8 @@
 #   - the command stays in xprof's session, the recorder (its parent) is
 #     in another, with --own-session or without; with --no-own-session
 #     both are in one (as nobody when run as root, since root's recorder
-#     runs at real-time priority and stays);
+#     runs at real-time priority and stays); root without CAP_SYS_NICE,
+#     whose real-time priority is refused, gets a session of its own;
 #   - threads 64 0.05 (64 busy threads, 0.05 s of CPU each, on this
 #     machine's CPUs) as nobody records (nearly) every thread and is not
 #     starved: at least 20% of the samples asked for (999 per CPU-second:
@@ -44,6 +45,22 @@ expect_exit 0 "${pre[@]}" "$XPROF" record -q --no-own-session -o "$dir/s.data" -
 read -r cmd rec <"$XP_OUT" || true
 say "  sessions with --no-own-session: command $cmd, recorder $rec"
 [[ $cmd && $cmd == "$rec" ]] || fail "with --no-own-session the recorder left the session"
+
+# Root whose real-time priority is refused (a container without
+# CAP_SYS_NICE) is in a user's place: its own session too.  Root that may
+# have it stays.
+if ((EUID == 0)) && setpriv --bounding-set=-sys_nice true 2>/dev/null; then
+	expect_exit 0 setpriv --bounding-set=-sys_nice "$XPROF" record -q -o s.data -- sh -c "$sessions"
+	read -r cmd rec <"$XP_OUT" || true
+	say "  sessions as root without CAP_SYS_NICE: command $cmd, recorder $rec"
+	[[ $cmd && $rec && $cmd != "$rec" ]] || fail "root without real-time priority stayed"
+fi
+if ((EUID == 0)) && chrt -r 1 true 2>/dev/null; then
+	expect_exit 0 "$XPROF" record -q -o s.data -- sh -c "$sessions"
+	read -r cmd rec <"$XP_OUT" || true
+	say "  sessions as root: command $cmd, recorder $rec"
+	[[ $cmd && $cmd == "$rec" ]] || fail "root at real-time priority left the session"
+fi
 
 # A starved recorder is starved on every run; one that other programs on
 # the machine took the CPUs from is not (608 of 3197 once, in a sanitizer
