@@ -93,6 +93,12 @@ static int relay(pid_t child, const sigset_t *set)
 				break;
 			continue;
 		}
+		/*
+		 * The terminal's SIGINT reached the child too while it was still
+		 * in this session (before the command was started).
+		 */
+		if (si.si_signo == SIGINT && si.si_code == SI_KERNEL && getsid(child) == getsid(0))
+			continue;
 		if (si.si_signo == SIGINT && si.si_code == SI_KERNEL)
 			sigqueue(child, SIGINT, (union sigval){.sival_int = CTL_SIGINT_FROM_TTY});
 		else
@@ -114,7 +120,9 @@ static pid_t job_pid;
 
 int common_split_session(const struct record_opts *ro, bool shared)
 {
+	static const int passed[] = {SIGINT, SIGTERM, SIGQUIT, SIGUSR1, SIGUSR2};
 	sigset_t set, old;
+	unsigned int i;
 	pid_t child;
 
 	/*
@@ -138,12 +146,10 @@ int common_split_session(const struct record_opts *ro, bool shared)
 	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
+	for (i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
+		sigaddset(&set, passed[i]);
+	if (!ctl_signal_ignored(SIGHUP)) /* nohup's stays ignored, as in ctl_signal_set */
+		sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	fflush(NULL);
 	job_pid = getpid();

@@ -33,6 +33,13 @@ uint64_t ctl_cpu_ns(void)
 	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
+bool ctl_signal_ignored(int sig)
+{
+	struct sigaction sa;
+
+	return !sigaction(sig, NULL, &sa) && sa.sa_handler == SIG_IGN;
+}
+
 void ctl_signal_set(sigset_t *set, bool with_chld)
 {
 	sigemptyset(set);
@@ -40,7 +47,13 @@ void ctl_signal_set(sigset_t *set, bool with_chld)
 		sigaddset(set, SIGCHLD);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
+	/*
+	 * A blocked signal is queued even when ignored: nohup's SIGHUP is left
+	 * out.  Not SIGINT, which a script's background job starts with
+	 * ignored, and which 'kill -INT $!' is to stop xprof with (as perf).
+	 */
+	if (!ctl_signal_ignored(SIGHUP))
+		sigaddset(set, SIGHUP);
 }
 
 /*

@@ -26,6 +26,12 @@ uint64_t ctl_cpu_ns(void);
  * learn of children through it).  Fills @set; blocks nothing.
  */
 void ctl_signal_set(sigset_t *set, bool with_chld);
+/*
+ * Whether @sig is ignored (SIG_IGN), as xprof started.  nohup's SIGHUP is
+ * then left out of the sets above, so that xprof ignores it too, as its
+ * command does.
+ */
+bool ctl_signal_ignored(int sig);
 
 /*
  * The value with which the process the shell started passes on a SIGINT

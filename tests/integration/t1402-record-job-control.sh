@@ -14,7 +14,9 @@
 #     record exits 0 with its whole 2 s of CPU sampled (>= 1500 samples);
 #     while the job is stopped or in the background the status line stays
 #     off the terminal (the shell's prompt is there), and shows before;
-#   - a hang-up of the terminal: 129, and the data file is written;
+#   - a hang-up of the terminal: 129, and the data file is written; under
+#     nohup the hang-up is ignored by xprof as by the command, which runs
+#     to its end with every sample (>= 1200 of 1.5 s of CPU), exit 0;
 #     Ctrl-\: 131 (the recorder dies of SIGQUIT as the command does, as
 #     perf record does);
 #   - from a script (xprof not leading the job's process group), Ctrl-C:
@@ -115,6 +117,11 @@ for user in "${users[@]}"; do
 		"$XPROF" record -o h.data -- "$T/split" 5
 	expect_exit 0 "$XPROF" report -i h.data --folded --value samples -o h.folded
 	assert_samples_at_least "samples in the report" 150 h.folded
+	expect_exit 0 "${pre[@]}" "$PTYJOB" sleep=500 hup wait -- \
+		nohup "$XPROF" record -o n.data -- "$T/split" 1.5
+	assert_file_matches "the command ran to its end" "$XP_OUT" '^split: .*mismatches=0'
+	n=$(samples "$XP_ERR")
+	assert_within "samples of split's 1.5 s of CPU under nohup" "${n:-0}" 1200 1800
 	expect_exit 131 "${pre[@]}" "$PTYJOB" sleep=500 quit wait -- \
 		"$XPROF" record -o q.data -- "$T/split" 5
 
