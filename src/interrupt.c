@@ -146,27 +146,19 @@ static bool cpu_due(const struct sampler *s, int cpu)
 }
 
 /*
- * Whether the target's threads that ran or waited for a CPU since the last
- * tick are at most two per CPU: a CPU is then likely to have no other to
- * run while its due ones are stopped.  With more, the stops are not waited
- * for before a move: a thread interrupted while others run before it stops
- * only when its turn comes (threads64: 1049 waits of 1723 ticks timed out,
- * slowdown 1.376 -> 1.474 at 3999 Hz).
+ * The controller is to leave the CPU where it interrupted the @n threads
+ * @ths: take their samples first (interrupt_by_moving says why), when the
+ * target's threads that ran or waited for a CPU since the last tick are at
+ * most two per CPU: a CPU is then likely to have no other to run while its
+ * due ones are stopped.  With more, a thread interrupted while others run
+ * before it stops only when its turn comes, and the wait only costs
+ * (threads64: 1049 waits of 1723 ticks timed out, slowdown 1.376 -> 1.474
+ * at 3999 Hz).
  */
-static bool few_runnable(const struct sampler *s)
+static void before_leaving(struct sampler *s, struct xp_thread **ths, unsigned long n)
 {
-	return s->runnable <= 2 * (unsigned long)s->place.nr_cpus;
-}
-
-/* Whether due threads are left on known CPUs (the controller is to move there). */
-static bool due_elsewhere(const struct sampler *s)
-{
-	unsigned long i;
-
-	for (i = 0; i < s->ndue; i++)
-		if (s->due[i].cpu >= 0)
-			return true;
-	return false;
+	if (n && s->runnable <= 2 * (unsigned long)s->place.nr_cpus)
+		smp_collect_stops(s, ths, n, SAMPLER_COLLECT_NS);
 }
 
 /*
@@ -210,14 +202,18 @@ static int step_aside(struct sampler *s, int here)
  * went idle until the controller came back from its visit elsewhere, its
  * pause there included (threads4 at 999 Hz: CPU 0 idle 81 us per stop
  * there, against 44 us of xprof's own time; 0.3 ms in 2 s without xprof).
+ * The @n threads @ths were interrupted from where the controller is now
+ * (usually the CPU it stayed on after the last tick).
  */
-static void interrupt_by_moving(struct sampler *s, uint64_t now)
+static void interrupt_by_moving(struct sampler *s, uint64_t now, struct xp_thread **ths,
+				unsigned long n)
 {
-	struct xp_thread *ths[SAMPLER_COLLECT_MAX];
-	unsigned long i, n, moves = 0, visited = 0;
+	unsigned long i, moves = 0, visited = 0;
 
 	for (i = 0; i < s->ndue; i++)
 		moves += s->due[i].cpu >= 0 && first_on_cpu(s, i);
+	if (moves)
+		before_leaving(s, ths, n);
 	for (i = 0; i < s->ndue; i++) {
 		int cpu = s->due[i].cpu;
 		bool moved;
@@ -237,8 +233,8 @@ static void interrupt_by_moving(struct sampler *s, uint64_t now)
 		if (moved)
 			settle(s, moves, ctl_pause_ns(schedule_pause_ns(&s->rnd, move_span(s, moves))));
 		n = interrupt_cpu(s, i, now, moved, ths, SAMPLER_COLLECT_MAX);
-		if (++visited < moves && n && few_runnable(s))
-			smp_collect_stops(s, ths, n, SAMPLER_COLLECT_NS);
+		if (++visited < moves)
+			before_leaving(s, ths, n);
 	}
 }
 
@@ -317,24 +313,19 @@ void smp_interrupt_due(struct sampler *s, uint64_t now)
 
 	if (shared)
 		settle(s, 1, s->woke_late);
-	for (i = 0; i < s->ndue; i++)
-		if (s->due[i].cpu < 0 || s->due[i].cpu == here) {
-			struct xp_thread *th = s->due[i].th;
-			bool mine = here >= 0 && s->due[i].cpu == here;
-
-			interrupt(s, &s->due[i], now, mine);
+	for (i = 0; i < s->ndue; i++) {
+		if (s->due[i].cpu == -1) {
+			interrupt(s, &s->due[i], now, false);
 			from_here = true;
-			if (mine && n < SAMPLER_COLLECT_MAX && smp_thread_of(th)->sample_wanted)
-				ths[n++] = th;
+		} else if (s->due[i].cpu == here) { /* and the later ones there (done: -2) */
+			n = interrupt_cpu(s, i, now, true, ths, SAMPLER_COLLECT_MAX);
+			from_here = true;
 		}
+	}
 	/* Triggers leave the controller on a CPU without due threads. */
 	s->stops_elsewhere = idle && !shared && !from_here;
-	if (idle && !shared) {
+	if (idle && !shared)
 		interrupt_by_triggers(s, now);
-		return;
-	}
-	/* Before a move, as interrupt_by_moving does (the usual case: it stayed on the last CPU). */
-	if (n && due_elsewhere(s) && few_runnable(s))
-		smp_collect_stops(s, ths, n, SAMPLER_COLLECT_NS);
-	interrupt_by_moving(s, now);
+	else
+		interrupt_by_moving(s, now, ths, n);
 }
