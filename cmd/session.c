@@ -48,7 +48,6 @@
 #include "procfs.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,12 +96,10 @@ static int relay(pid_t child, const sigset_t *set)
 		 * The terminal's SIGINT reached the child too while it was still
 		 * in this session (before the command was started).
 		 */
-		if (si.si_signo == SIGINT && si.si_code == SI_KERNEL && getsid(child) == getsid(0))
-			continue;
-		if (si.si_signo == SIGINT && si.si_code == SI_KERNEL)
-			sigqueue(child, SIGINT, (union sigval){.sival_int = CTL_SIGINT_FROM_TTY});
-		else
+		if (si.si_signo != SIGINT || si.si_code != SI_KERNEL)
 			kill(child, si.si_signo);
+		else if (getsid(child) != getsid(0))
+			sigqueue(child, SIGINT, (union sigval){.sival_int = CTL_SIGINT_FROM_TTY});
 	}
 	if (WIFSIGNALED(status)) {
 		setrlimit(RLIMIT_CORE, &no_core); /* the child's core is the one */
@@ -120,9 +117,7 @@ static pid_t job_pid;
 
 int common_split_session(const struct record_opts *ro, bool shared)
 {
-	static const int passed[] = {SIGINT, SIGTERM, SIGQUIT, SIGUSR1, SIGUSR2};
 	sigset_t set, old;
-	unsigned int i;
 	pid_t child;
 
 	/*
@@ -140,16 +135,14 @@ int common_split_session(const struct record_opts *ro, bool shared)
 	/*
 	 * Fork even where setsid() alone would do (not leading a process
 	 * group, as when a script runs xprof): the process that stays in the
-	 * terminal's process group is what gets the terminal's signals.
+	 * terminal's process group is what gets the terminal's signals.  An
+	 * ignored SIGCHLD (inherited) would never tell it its child ended.
 	 */
-	/* An ignored SIGCHLD (inherited) would never tell the relay its child ended. */
 	signal(SIGCHLD, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	for (i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
-		sigaddset(&set, passed[i]);
-	if (!ctl_signal_ignored(SIGHUP)) /* nohup's stays ignored, as in ctl_signal_set */
-		sigaddset(&set, SIGHUP);
+	ctl_signal_set(&set, true);
+	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	fflush(NULL);
 	job_pid = getpid();
@@ -182,10 +175,8 @@ void common_own_session(void)
 
 bool common_foreground(void)
 {
-	char path[64], buf[512], state;
+	char state;
 	long pgrp, tpgid;
-	ssize_t n;
-	int fd;
 
 	if (!job_pid) {
 		pid_t fg = tcgetpgrp(STDERR_FILENO);
@@ -193,18 +184,7 @@ bool common_foreground(void)
 		/* Not our controlling terminal (or none): as before, shown. */
 		return fg < 0 || fg == getpgrp();
 	}
-	if (getppid() != job_pid)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)job_pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	if (procfs_parse_job(buf, &state, &pgrp, &tpgid))
+	if (getppid() != job_pid || procfs_job(job_pid, &state, &pgrp, &tpgid))
 		return false;
 	/* Stopped (Ctrl-Z) before the shell takes the terminal back: not shown either. */
 	if (state == 'T' || state == 't')

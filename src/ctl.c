@@ -33,7 +33,8 @@ uint64_t ctl_cpu_ns(void)
 	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
-bool ctl_signal_ignored(int sig)
+/* Whether @sig is ignored (SIG_IGN): nohup's SIGHUP. */
+static bool signal_ignored(int sig)
 {
 	struct sigaction sa;
 
@@ -52,7 +53,7 @@ void ctl_signal_set(sigset_t *set, bool with_chld)
 	 * out.  Not SIGINT, which a script's background job starts with
 	 * ignored, and which 'kill -INT $!' is to stop xprof with (as perf).
 	 */
-	if (!ctl_signal_ignored(SIGHUP))
+	if (!signal_ignored(SIGHUP))
 		sigaddset(set, SIGHUP);
 }
 

@@ -21,17 +21,12 @@ uint64_t ctl_now_ns(void);
 uint64_t ctl_cpu_ns(void);
 
 /*
- * The signals the controller handles itself: SIGINT, SIGTERM, SIGHUP, and
+ * The signals the controller handles itself: SIGINT, SIGTERM, SIGHUP (not
+ * when ignored as xprof started: nohup's, ignored by its command too), and
  * SIGCHLD when @with_chld (the sampling loop and the wait for a command
  * learn of children through it).  Fills @set; blocks nothing.
  */
 void ctl_signal_set(sigset_t *set, bool with_chld);
-/*
- * Whether @sig is ignored (SIG_IGN), as xprof started.  nohup's SIGHUP is
- * then left out of the sets above, so that xprof ignores it too, as its
- * command does.
- */
-bool ctl_signal_ignored(int sig);
 
 /*
  * The value with which the process the shell started passes on a SIGINT

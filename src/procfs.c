@@ -92,6 +92,15 @@ char procfs_task_state(pid_t pid, pid_t tid)
 	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
 }
 
+int procfs_job(pid_t pid, char *state, long *pgrp, long *tpgid)
+{
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	procfs_read_small(path, buf, sizeof(buf));
+	return procfs_parse_job(buf, state, pgrp, tpgid);
+}
+
 int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid)
 {
 	const char *p = strrchr(stat, ')');

@@ -33,11 +33,12 @@ void procfs_exe(pid_t pid, char *out, size_t len);
 char procfs_task_state(pid_t pid, pid_t tid);
 
 /*
- * From a /proc/PID/stat line: the state letter into *@state, the process
- * group (field 5) into *@pgrp and the foreground process group of its
- * controlling terminal (field 8, -1 without one) into *@tpgid.  0, or -1
- * when the line is not one.
+ * From /proc/@pid/stat (parse: from a line of it): the state letter into
+ * *@state, the process group (field 5) into *@pgrp and the foreground
+ * process group of its controlling terminal (field 8, -1 without one) into
+ * *@tpgid.  0, or -1 when unreadable or not such a line.
  */
+int procfs_job(pid_t pid, char *state, long *pgrp, long *tpgid);
 int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid);
 
 /* The CPU the task runs or waits on (stat field 39, "processor"), -1 when unreadable. */
