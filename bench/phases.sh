@@ -73,15 +73,19 @@ threads[0-9]*) cmd=("$dir/threads" "${target#threads}" "${PHASE_SECONDS:-1}") ;;
 *) die "unknown target '$target' in PHASE_TARGET (split, threadsN)" ;;
 esac
 
-# phases TXT TID: the table row's figures from perf script's lines.
-phases() {
-	awk -v tid="$2" '
+# field(NAME): the value of NAME=... on a perf script line, for both awk programs below.
+# shellcheck disable=SC2016 # awk's own $i
+awk_field='
 	function field(name,   i) {
 		for (i = 4; i <= NF; i++)
 			if (index($i, name "=") == 1)
 				return substr($i, length(name) + 2)
 		return ""
-	}
+	}'
+
+# phases TXT TID: the table row's figures from perf script's lines.
+phases() {
+	awk -v tid="$2" "$awk_field"'
 	{
 		t = substr($2, 1, length($2) - 1) * 1e6
 		cpu = substr($1, 2, length($1) - 2) + 0
@@ -114,13 +118,7 @@ phases() {
 
 # occupancy TXT: who held CPU 0 (threadsN), the table row's figures.
 occupancy() {
-	awk '
-	function field(name,   i) {
-		for (i = 4; i <= NF; i++)
-			if (index($i, name "=") == 1)
-				return substr($i, length(name) + 2)
-		return ""
-	}
+	awk "$awk_field"'
 	function kind(comm) {
 		return comm == "threads" ? "target" : comm == "xprof" ? "xprof" : comm ~ /^swapper/ ? "idle" : "other"
 	}
