@@ -111,7 +111,7 @@ struct sampler {
 	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
 	struct smp_due *due; /* this tick's due threads */
 	unsigned long ndue, due_alloc;
-	unsigned long runnable; /* threads that ran or waited for a CPU since the last tick */
+	unsigned long runnable; /* CPU mode: threads that ran or waited for a CPU since the last tick */
 	/*
 	 * Sampling runs (ticks interrupt threads) only while enabled; every
 	 * ptrace event is handled all the same.  Times since the start.
