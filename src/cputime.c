@@ -54,6 +54,41 @@ static uint64_t cputime_progress(struct cputime *c, const struct procfs_sched *s
 }
 
 /*
+ * The anchor of cputime_progress, moved to where it got its CPU back: it
+ * was scheduled in exactly once since the last read and its counter has
+ * not moved since, so it has not left that CPU (leaving brings the counter
+ * up to date).  It got it after the run-queue wait that grew meanwhile,
+ * and no later than that wait after the last read: it runs from there.
+ * Without this, the anchor was the last resume only, and a thread
+ * preempted once after it was taken to wait until its next stop or the
+ * kernel's tick: threads4 at 3999 Hz, a thread ran up to 2.7 ms between
+ * two samples, unseen, and the samples made 83% of the rate (92% with
+ * this; threads64 79%, now 93%).  The resume itself is the better anchor
+ * while it holds (the wait since the resume is known exactly then).
+ */
+static void cputime_note_read(struct cputime *c, const struct procfs_sched *ss, uint64_t now)
+{
+	bool resume_holds = c->resume_known && ss->count == c->resume_count + 1;
+
+	if (c->last_known && !resume_holds && ss->count == c->last_count + 1 &&
+	    ss->cpu_ns == c->last_cpu_ns) {
+		uint64_t waited = ss->wait_ns > c->last_wait_ns ? ss->wait_ns - c->last_wait_ns : 0;
+		uint64_t at = c->last_time + waited;
+
+		c->resume_known = true;
+		c->resume_count = ss->count - 1;
+		c->resume_cpu_ns = ss->cpu_ns;
+		c->resume_wait_ns = ss->wait_ns;
+		c->resume_time = at < now ? at : now;
+	}
+	c->last_known = true;
+	c->last_time = now;
+	c->last_count = ss->count;
+	c->last_cpu_ns = ss->cpu_ns;
+	c->last_wait_ns = ss->wait_ns;
+}
+
+/*
  * Due when the CPU time since its last sample, with what earlier samples
  * over- or under-covered (the carry), makes half a period: about one
  * sample per period of CPU time, as perf's cpu-clock gives, although ticks
@@ -81,6 +116,7 @@ bool cputime_due(struct cputime *c, const struct procfs_sched *ss, uint64_t now,
 			return false;
 		}
 	}
+	cputime_note_read(c, ss, now);
 	progress = cputime_progress(c, ss, now, period);
 	if (!progress)
 		return false;
@@ -97,6 +133,11 @@ static void cputime_note_resume(struct cputime *c, const struct procfs_sched *ss
 	c->resume_cpu_ns = ss->cpu_ns;
 	c->resume_wait_ns = ss->wait_ns;
 	c->resume_time = t;
+	c->last_known = ss->wait_ns != CPUTIME_UNKNOWN;
+	c->last_time = t;
+	c->last_count = ss->count;
+	c->last_cpu_ns = ss->cpu_ns;
+	c->last_wait_ns = ss->wait_ns;
 }
 
 /*

@@ -26,6 +26,11 @@ struct cputime {
 	uint64_t resume_time;	 /* when it was resumed */
 	uint64_t resume_wait_ns; /* its run-queue wait then, CPUTIME_UNKNOWN: not read */
 	int64_t carry;		 /* CPU time its samples over- or under-covered so far */
+	bool last_known;	 /* the last_ fields hold the counters of the last read */
+	uint64_t last_time;	 /* when they were read (a tick, or the resume after a stop) */
+	uint64_t last_count;
+	uint64_t last_cpu_ns;
+	uint64_t last_wait_ns;
 };
 
 #define CPUTIME_UNKNOWN UINT64_MAX

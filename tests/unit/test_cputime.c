@@ -5,7 +5,8 @@
  * baseline, the carry that keeps one sample per period of CPU time, the
  * bound on the carry, the drop of a sample that hardly ran, a thread that
  * stayed on its CPU since its resume (its counter lags), one that waits
- * for a CPU, one that got its CPU after a long wait, the wall-clock weight, and the baseline taken
+ * for a CPU, one that got its CPU after a long wait, one back on its CPU
+ * after it left it since its resume, the wall-clock weight, and the baseline taken
  * when sampling resumes after a pause.
  */
 #include "t.h"
@@ -154,6 +155,31 @@ static int test_wait_after_resume(void)
 	return T_OK;
 }
 
+static int test_back_on_cpu(void)
+{
+	struct cputime c = {0};
+	uint64_t w = 0;
+
+	T_ASSERT(cputime_due(&c, SS(P, 4), P, P, false, &w));
+	/* Its stop, read at 1 ms: 5 times scheduled in. */
+	T_ASSERT(cputime_settle(&c, SS(2 * P, 5), P, P, &w));
+	c.carry = 0;
+	/* At 2 ms: in and out again since (7, counter moved): where it is now is not known. */
+	T_ASSERT(!cputime_due(&c, SSW(2 * P + P / 5, 7, P / 10), 2 * P, P, false, &w));
+	T_ASSERT(!c.on_cpu);
+	/* At 3 ms: in once more, the counter unmoved: back on a CPU after a 0.3 ms wait. */
+	T_ASSERT(cputime_due(&c, SSW(2 * P + P / 5, 8, 4 * P / 10), 3 * P, P, false, &w));
+	T_ASSERT(c.on_cpu);
+	T_EQ_U64(w, P / 5 + 7 * P / 10);
+	/* Still there at 3.5 ms. */
+	T_ASSERT(cputime_due(&c, SSW(2 * P + P / 5, 8, 4 * P / 10), 3 * P + P / 2, P, false, &w));
+	T_EQ_U64(w, P / 5 + 12 * P / 10);
+	/* In once more and the counter moved on: out and in again, or in and out: not known. */
+	T_ASSERT(!cputime_due(&c, SSW(2 * P + 9 * P / 20, 9, P / 2), 4 * P, P, false, &w));
+	T_ASSERT(!c.on_cpu);
+	return T_OK;
+}
+
 static int test_anchor_new(void)
 {
 	struct cputime c = {0};
@@ -198,5 +224,6 @@ static int test_rebase(void)
 
 T_MAIN(T_CASE(test_new_thread_credit), T_CASE(test_attached_baseline), T_CASE(test_carry),
        T_CASE(test_carry_bounds), T_CASE(test_drop_idle), T_CASE(test_on_cpu_since_resume),
-       T_CASE(test_waiting_for_cpu), T_CASE(test_wait_after_resume), T_CASE(test_anchor_new),
+       T_CASE(test_waiting_for_cpu), T_CASE(test_wait_after_resume), T_CASE(test_back_on_cpu),
+       T_CASE(test_anchor_new),
        T_CASE(test_wall), T_CASE(test_rebase))
