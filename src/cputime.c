@@ -36,20 +36,32 @@ static uint64_t cputime_progress(struct cputime *c, const struct procfs_sched *s
 	uint64_t expect = c->resume_count + 1;
 	uint64_t moved = cpu_ns > c->resume_cpu_ns ? cpu_ns - c->resume_cpu_ns : 0;
 
+	uint64_t ran;
+
 	c->on_cpu = c->resume_known && count == expect && !moved;
-	if (c->resume_known && (count == expect || (count == expect + 1 && moved < period / 8))) {
-		uint64_t ran =
-		    c->resume_cpu_ns > c->sampled_ns ? c->resume_cpu_ns - c->sampled_ns : 0;
+	c->if_running = 0;
+	if (!c->resume_known)
+		return progress;
+	ran = c->resume_cpu_ns > c->sampled_ns ? c->resume_cpu_ns - c->sampled_ns : 0;
+	ran += now - c->resume_time;
+	if (c->resume_wait_ns != CPUTIME_UNKNOWN && ss->wait_ns > c->resume_wait_ns) {
+		uint64_t waited = ss->wait_ns - c->resume_wait_ns;
 
-		ran += now - c->resume_time;
-		if (c->resume_wait_ns != CPUTIME_UNKNOWN && ss->wait_ns > c->resume_wait_ns) {
-			uint64_t waited = ss->wait_ns - c->resume_wait_ns;
-
-			ran = ran > waited ? ran - waited : 0;
-		}
-		if (ran > progress)
-			progress = ran;
+		ran = ran > waited ? ran - waited : 0;
 	}
+	if (ran <= progress)
+		return progress;
+	if (count == expect || (count == expect + 1 && moved < period / 8))
+		return ran;
+	/*
+	 * In and out since: whether it runs now (the time not in its counters
+	 * is its run since it last got a CPU) or waits (that time is its wait,
+	 * added only when it gets a CPU) is not known here
+	 * (cputime_due_if_running), unless a check found it waiting and its
+	 * counters have not moved since.
+	 */
+	if (c->unsure)
+		c->if_running = ran;
 	return progress;
 }
 
@@ -81,6 +93,8 @@ static void cputime_note_read(struct cputime *c, const struct procfs_sched *ss, 
 		c->resume_wait_ns = ss->wait_ns;
 		c->resume_time = at < now ? at : now;
 	}
+	if (!c->last_known || ss->count != c->last_count || ss->cpu_ns != c->last_cpu_ns)
+		c->unsure = true;
 	c->last_known = true;
 	c->last_time = now;
 	c->last_count = ss->count;
@@ -126,6 +140,19 @@ bool cputime_due(struct cputime *c, const struct procfs_sched *ss, uint64_t now,
 	return true;
 }
 
+bool cputime_due_if_running(struct cputime *c, uint64_t period, uint64_t *weight)
+{
+	if (!c->if_running || (int64_t)c->if_running + c->carry < (int64_t)period / 2)
+		return false;
+	*weight = c->if_running;
+	return true;
+}
+
+void cputime_found_waiting(struct cputime *c)
+{
+	c->unsure = false;
+}
+
 static void cputime_note_resume(struct cputime *c, const struct procfs_sched *ss, uint64_t t)
 {
 	c->resume_known = true;
@@ -133,6 +160,7 @@ static void cputime_note_resume(struct cputime *c, const struct procfs_sched *ss
 	c->resume_cpu_ns = ss->cpu_ns;
 	c->resume_wait_ns = ss->wait_ns;
 	c->resume_time = t;
+	c->unsure = false;
 	c->last_known = ss->wait_ns != CPUTIME_UNKNOWN;
 	c->last_time = t;
 	c->last_count = ss->count;

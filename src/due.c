@@ -60,6 +60,28 @@ static int read_schedstat(struct sampler *s, struct xp_thread *th, struct procfs
 	return 0;
 }
 
+/*
+ * Whether @th runs now, the counters @ss read just before: it got a CPU
+ * once more than it left one (procfs_switches).  A switch between the two
+ * reads makes it look as if it were not running: not due this tick.  Its
+ * status file costs ~7 us to read, against ~0.5 us for schedstat: read
+ * only when the counters cannot tell (cputime_due_if_running).
+ */
+static bool running_now(struct sampler *s, struct xp_thread *th, const struct procfs_sched *ss)
+{
+	struct smp_thread *x = smp_thread_of(th);
+	int64_t left;
+
+	if (x->status_fd == SMP_FD_LAZY)
+		x->status_fd = procfs_open_task(th->proc->pid, th->tid, "status");
+	left = procfs_switches(x->status_fd);
+	s->st->running_checks++;
+	if (left < 0 || ss->count != (uint64_t)left + 1)
+		return false;
+	s->st->running_found++;
+	return true;
+}
+
 /* Weight of a sample of @th taken now, and whether it is due at all (cputime.h). */
 static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *weight)
 {
@@ -78,7 +100,16 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 	s->runnable += ss.cpu_ns != x->tick_cpu_ns || ss.wait_ns != x->tick_wait_ns;
 	x->tick_cpu_ns = ss.cpu_ns;
 	x->tick_wait_ns = ss.wait_ns;
-	return cputime_due(&x->cpu, &ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight);
+	if (cputime_due(&x->cpu, &ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight))
+		return true;
+	if (!cputime_due_if_running(&x->cpu, s->period, weight))
+		return false;
+	if (!running_now(s, th, &ss)) {
+		cputime_found_waiting(&x->cpu);
+		return false;
+	}
+	x->cpu.on_cpu = true;
+	return true;
 }
 
 /*

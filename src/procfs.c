@@ -198,6 +198,47 @@ int procfs_schedstat(int fd, struct procfs_sched *ss)
 	return procfs_parse_schedstat(buf, ss);
 }
 
+/* The value of the status line "@name:\t123", or -1. */
+static int64_t status_value(const char *buf, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = buf;
+	unsigned long long v;
+	char *end;
+
+	for (; (p = strstr(p, name)); p += len)
+		if ((p == buf || p[-1] == '\n') && p[len] == ':')
+			break;
+	if (!p)
+		return -1;
+	p += len + 1;
+	p += strspn(p, " \t");
+	if (*p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno || (*end && *end != '\n') || v > INT64_MAX / 2)
+		return -1;
+	return (int64_t)v;
+}
+
+int64_t procfs_parse_switches(const char *buf)
+{
+	int64_t vol = status_value(buf, "voluntary_ctxt_switches");
+	int64_t invol = status_value(buf, "nonvoluntary_ctxt_switches");
+
+	return vol < 0 || invol < 0 ? -1 : vol + invol;
+}
+
+int64_t procfs_switches(int fd)
+{
+	char buf[8192]; /* ~1.4 KiB; more with long CPU and node lists */
+
+	if (procfs_pread(fd, buf, sizeof(buf)) < 0)
+		return -1;
+	return procfs_parse_switches(buf);
+}
+
 int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc)
 {
 	unsigned long long v[8];

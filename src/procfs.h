@@ -68,6 +68,15 @@ struct procfs_sched {
 int procfs_schedstat(int fd, struct procfs_sched *ss);
 int procfs_parse_schedstat(const char *buf, struct procfs_sched *ss);
 
+/*
+ * From a task's status file (@fd, or the text @buf): the times it left a
+ * CPU, voluntary_ctxt_switches + nonvoluntary_ctxt_switches.  With
+ * schedstat's count of times it got one, it runs now exactly when that
+ * count is one more.  -1 when unreadable or malformed.
+ */
+int64_t procfs_switches(int fd);
+int64_t procfs_parse_switches(const char *buf);
+
 #define PROCFS_GONE (-2) /* the thread has exited and waits to be reaped */
 
 /*

@@ -43,6 +43,7 @@ struct smp_thread {
 	struct cputime cpu;
 	struct stackcopy_size copy;
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
+	int status_fd; /* /proc/PID/task/TID/status, as schedstat_fd */
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
 	uint64_t tick_cpu_ns, tick_wait_ns; /* its CPU time and wait at the last tick's read */
 };

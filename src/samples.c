@@ -35,6 +35,7 @@ struct smp_thread *smp_thread_of(struct xp_thread *th)
 		x->schedstat_fd = SMP_FD_LAZY;
 		x->syscall_fd = -1;
 		x->stat_fd = -1;
+		x->status_fd = SMP_FD_LAZY;
 		x->blocked_nr = x->last_sys_nr = x->restart_nr = -1;
 		th->priv = x;
 	}
@@ -62,7 +63,10 @@ static void smp_close_fds(struct smp_thread *x)
 		close(x->syscall_fd);
 	if (x->stat_fd >= 0)
 		close(x->stat_fd);
+	if (x->status_fd >= 0)
+		close(x->status_fd);
 	x->stat_fd = -1;
+	x->status_fd = SMP_FD_LAZY;
 	x->schedstat_fd = SMP_FD_LAZY;
 	x->syscall_fd = -1;
 }
@@ -493,6 +497,8 @@ void smp_write_stats(struct sampler *s)
 	    {"collect_timeouts", st->collect_timeouts},
 	    {"dropped_blocked", st->dropped_blocked},
 	    {"dropped_idle", st->dropped_idle},
+	    {"running_checks", st->running_checks},
+	    {"running_found", st->running_found},
 	    {"vanished", s->tr->vanished},
 	    {"threads", s->tr->threads_seen},
 	    {"processes", s->tr->procs_seen},

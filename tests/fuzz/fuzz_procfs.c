@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for the parsers of a task's /proc files (src/procfs.c):
  * the whole input, as text, through the stat parser (field 39, the CPU),
- * the schedstat parser, the syscall parser and the loadavg parser.  Each must stay inside its
+ * the schedstat parser, the status parser (switches), the syscall parser
+ * and the loadavg parser.  Each must stay inside its
  * text and return only what its contract allows.
  */
 #include "procfs.h"
@@ -35,6 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (procfs_parse_schedstat(text, &ss) < -1)
 		abort();
 	if (procfs_parse_running(text) < -1)
+		abort();
+	if (procfs_parse_switches(text) < -1)
 		abort();
 	nr = procfs_parse_syscall(text, &sp, &pc);
 	if (nr < PROCFS_GONE || nr > INT32_MAX)

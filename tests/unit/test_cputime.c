@@ -6,7 +6,8 @@
  * bound on the carry, the drop of a sample that hardly ran, a thread that
  * stayed on its CPU since its resume (its counter lags), one that waits
  * for a CPU, one that got its CPU after a long wait, one back on its CPU
- * after it left it since its resume, the wall-clock weight, and the baseline taken
+ * after it left it since its resume, one whose counters cannot tell whether
+ * it runs, the wall-clock weight, and the baseline taken
  * when sampling resumes after a pause.
  */
 #include "t.h"
@@ -180,6 +181,38 @@ static int test_back_on_cpu(void)
 	return T_OK;
 }
 
+static int test_running_unknown(void)
+{
+	struct cputime c = {0};
+	uint64_t w = 0;
+
+	T_ASSERT(cputime_due(&c, SS(P, 4), P, P, false, &w));
+	/* Its stop, read at 1 ms: 5 times scheduled in, no wait so far. */
+	T_ASSERT(cputime_settle(&c, SS(2 * P, 5), P, P, &w));
+	c.carry = 0;
+	/* Its counters cannot tell: the caller may ask. */
+	T_ASSERT(!cputime_due_if_running(&c, P, &w));
+	/* At 2 ms: in, out and in again (7), 0.3 ms run, 0.2 ms waited. */
+	T_ASSERT(!cputime_due(&c, SSW(2 * P + 3 * P / 10, 7, P / 5), 2 * P, P, false, &w));
+	/* If it runs, it ran all the time not waited: 0.8 ms, due. */
+	T_ASSERT(cputime_due_if_running(&c, P, &w));
+	T_EQ_U64(w, 8 * P / 10);
+	/* Found waiting: not asked again while its counters stay. */
+	cputime_found_waiting(&c);
+	T_ASSERT(!cputime_due(&c, SSW(2 * P + 3 * P / 10, 7, P / 5), 3 * P, P, false, &w));
+	T_ASSERT(!cputime_due_if_running(&c, P, &w));
+	/* They move, ambiguously (in, and the counter on): asked again. */
+	T_ASSERT(!cputime_due(&c, SSW(2 * P + 4 * P / 10, 8, P), 4 * P, P, false, &w));
+	T_ASSERT(cputime_due_if_running(&c, P, &w));
+	T_EQ_U64(w, 2 * P);
+	/* Too little to be due even if it ran: not asked. */
+	cputime_found_waiting(&c);
+	c.carry = -3 * (int64_t)P;
+	T_ASSERT(!cputime_due(&c, SSW(2 * P + 5 * P / 10, 9, 2 * P), 4 * P, P, false, &w));
+	T_ASSERT(!cputime_due_if_running(&c, P, &w));
+	return T_OK;
+}
+
 static int test_anchor_new(void)
 {
 	struct cputime c = {0};
@@ -225,5 +258,6 @@ static int test_rebase(void)
 T_MAIN(T_CASE(test_new_thread_credit), T_CASE(test_attached_baseline), T_CASE(test_carry),
        T_CASE(test_carry_bounds), T_CASE(test_drop_idle), T_CASE(test_on_cpu_since_resume),
        T_CASE(test_waiting_for_cpu), T_CASE(test_wait_after_resume), T_CASE(test_back_on_cpu),
+       T_CASE(test_running_unknown),
        T_CASE(test_anchor_new),
        T_CASE(test_wall), T_CASE(test_rebase))

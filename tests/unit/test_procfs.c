@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * procfs: the schedstat and syscall parsers on canned text (every form the
+ * procfs: the schedstat, status (switches) and syscall parsers on canned text (every form the
  * kernel writes, and malformed input), then the readers on this process.
  */
 #include "t.h"
@@ -24,6 +24,37 @@ static int test_parse_schedstat(void)
 	T_ASSERT(procfs_parse_schedstat("", &ss) < 0);
 	T_ASSERT(procfs_parse_schedstat("12 34\n", &ss) < 0);
 	T_ASSERT(procfs_parse_schedstat("x y z", &ss) < 0);
+	return T_OK;
+}
+
+static int test_parse_switches(void)
+{
+	/* The end of a thread's status file, as 6.1 to 6.18 write it. */
+	static const char status[] = "Name:\tthreads\nUmask:\t0022\nState:\tR (running)\n"
+				     "Tgid:\t4242\nPid:\t4245\n"
+				     "Mems_allowed_list:\t0\n"
+				     "voluntary_ctxt_switches:\t12\n"
+				     "nonvoluntary_ctxt_switches:\t30007\n";
+
+	T_EQ_U64(procfs_parse_switches(status), 30019);
+	/* Either line missing, cut short, or not a number: unreadable. */
+	T_ASSERT(procfs_parse_switches("nonvoluntary_ctxt_switches:\t5\n") < 0);
+	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t5\n") < 0);
+	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t5\n"
+				       "nonvoluntary_ctxt_switches:\t") < 0);
+	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t-5\n"
+				       "nonvoluntary_ctxt_switches:\t1\n") < 0);
+	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t5x\n"
+				       "nonvoluntary_ctxt_switches:\t1\n") < 0);
+	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t99999999999999999999\n"
+				       "nonvoluntary_ctxt_switches:\t1\n") < 0);
+	/* A name inside another line's value is not the line. */
+	T_ASSERT(procfs_parse_switches("Name:\tvoluntary_ctxt_switches:\t5\n"
+				       "nonvoluntary_ctxt_switches:\t1\n") < 0);
+	T_EQ_U64(procfs_parse_switches("voluntary_ctxt_switches: 7\n"
+				       "nonvoluntary_ctxt_switches:\t1"),
+		 8);
+	T_ASSERT(procfs_parse_switches("") < 0);
 	return T_OK;
 }
 
@@ -145,13 +176,31 @@ static int test_self(void)
 		T_ASSERT(sp != 0 && pc != 0);
 		close(fd);
 	}
+	/*
+	 * This thread runs while it reads: it got a CPU once more than it left
+	 * one.  A preemption between the two reads breaks that once in a while.
+	 */
+	{
+		int sfd = procfs_open_task(pid, pid, "status"), tries, held = 0;
+
+		fd = procfs_open_task(pid, pid, "schedstat");
+		T_ASSERT(sfd >= 0 && fd >= 0);
+		for (tries = 0; tries < 20 && !held; tries++) {
+			T_EQ_U64(procfs_schedstat(fd, &ss), 0);
+			held = ss.count == (uint64_t)procfs_switches(sfd) + 1;
+		}
+		T_ASSERT(held);
+		close(sfd);
+		close(fd);
+	}
 	/* Gone or never there: unreadable, not a crash. */
 	procfs_comm(pid, 0x3fffffff, comm, sizeof(comm));
 	T_EQ_STR(comm, "");
 	T_ASSERT(procfs_task_state(pid, 0x3fffffff) == '?');
 	T_ASSERT(procfs_schedstat(-1, &ss) < 0);
+	T_ASSERT(procfs_switches(-1) < 0);
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_syscall), T_CASE(test_parse_task_cpu), T_CASE(test_parse_job), T_CASE(test_parse_running),
+T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_switches), T_CASE(test_parse_syscall), T_CASE(test_parse_task_cpu), T_CASE(test_parse_job), T_CASE(test_parse_running),
        T_CASE(test_self))
