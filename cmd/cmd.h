@@ -40,7 +40,8 @@ struct record_opts {
 	bool no_follow;
 	bool no_poll_idle;
 	bool spin_idle;
-	/* 1 (default): record from a session of its own where it helps (cmd/session.c) */
+	/* -1 (default) or 1 (--own-session): record from a session of its own where it
+	 * helps (cmd/session.c); 0: --no-own-session */
 	int own_session;
 	bool any_cpu;		/* interrupt running threads from any CPU, not from their own */
 	uint64_t rt_priority;	/* 0: normal priority */
@@ -59,7 +60,7 @@ struct record_opts {
 	{                                                                                          \
 		.freq_hz = XP_DEFAULT_FREQ, .output = "xprof.data",                                \
 		.max_depth = XP_DEFAULT_MAX_DEPTH, .rt_priority = XP_DEFAULT_RT_PRIORITY,          \
-		.own_session = 1                                                                   \
+		.own_session = -1                                                                  \
 	}
 
 /* Returns 0, 2 after a usage error (printed), or XP_PARSE_HELP (help printed). */

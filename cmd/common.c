@@ -202,6 +202,10 @@ int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help)
 				      ro->output);
 	if (ro->switch_format && !ro->switch_arg)
 		return xp_usage_error(help, "--switch-output-format needs --switch-output");
+	/* common_split_session says why. */
+	if (ro->own_session == 1 && ro->spin_idle)
+		return xp_usage_error(help, "--own-session cannot be used with --spin-idle: its "
+					    "spinners would take the CPUs from the target");
 	return 0;
 }
 

@@ -129,7 +129,7 @@ int common_split_session(const struct record_opts *ro, bool shared)
 	 * in one of their own they would take half of each CPU from the target
 	 * (split as nobody: 178 samples of its 1 s of CPU).
 	 */
-	if (!ro->own_session || !shared || ro->spin_idle || !autogroups_on() ||
+	if (ro->own_session == 0 || !shared || ro->spin_idle || !autogroups_on() ||
 	    (ro->rt_priority && ctl_may_raise_priority((unsigned int)ro->rt_priority)))
 		return -1;
 	/*

@@ -8,7 +8,7 @@
 #   - usage errors (2): -F, -d, --max-depth, -g, --mode and -p values
 #     that are empty, signed, hex, exponents, out of range, with trailing
 #     garbage or empty list elements; an option given a value it does not
-#     take; attach without -p, with too many pids, with a stray argument;
+#     take; --own-session with --spin-idle; attach without -p, with too many pids, with a stray argument;
 #   - runtime errors (1): attach to a pid that does not exist, to a kernel
 #     thread, to xprof itself, to a thread id that is not a process id;
 #     record and attach with an output in a missing directory, an output
@@ -53,6 +53,8 @@ bad_value -g lbr record -g lbr -o r.data -- "${ran[@]}"
 bad_value --mode both record --mode both -o r.data -- "${ran[@]}"
 refused 2 "record --no-follow=1" record --no-follow=1 -o r.data -- "${ran[@]}"
 assert_file_matches "--no-follow=1: names the option" "$XP_ERR" "option '--no-follow' takes no value"
+refused 2 "record --own-session --spin-idle" record --own-session --spin-idle -o r.data -- "${ran[@]}"
+assert_file_matches "--own-session --spin-idle: names both" "$XP_ERR" "own-session.*spin-idle"
 
 say "## attach: bad values (usage, exit 2)"
 for v in 0 -1 +1 abc "1," ,1 1,,2 "1 2" 0x10 1073741824 99999999999999999999; do

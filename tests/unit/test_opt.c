@@ -211,14 +211,18 @@ static int test_pid_lists(void)
 	return T_OK;
 }
 
-/* A session of its own by default; --no-own-session and --own-session, the last one wins. */
+/*
+ * A session of its own where it helps by default (-1); --no-own-session
+ * and --own-session, the last one wins; --own-session with --spin-idle is
+ * refused.
+ */
 static int test_own_session(void)
 {
 	const char *const none[] = {"--", "true", NULL}, *off[] = {"--no-own-session", "--", "true", NULL},
 			  *on_off[] = {"--own-session", "--no-own-session", "--", "true", NULL},
 			  *off_on[] = {"--no-own-session", "--own-session", "--", "true", NULL};
 	const char *const *cases[] = {none, off, on_off, off_on};
-	const int want[] = {1, 0, 0, 1};
+	const int want[] = {-1, 0, 0, 1};
 	unsigned int i, j;
 
 	for (i = 0; i < 4; i++) {
@@ -232,6 +236,16 @@ static int test_own_session(void)
 		argv[argc] = NULL;
 		T_EQ_U64(record_parse_args(argc, argv, &o), 0);
 		T_EQ_U64(o.own_session, want[i]);
+	}
+	{
+		struct record_opts o = RECORD_OPTS_INIT;
+		char a0[] = "record", a1[] = "--spin-idle", a2[] = "--own-session", a3[] = "--",
+		     a4[] = "true", b2[] = "--no-own-session";
+		char *spin[] = {a0, a1, a2, a3, a4, NULL}, *spin_off[] = {a0, a1, b2, a3, a4, NULL};
+
+		T_ASSERT(record_parse_args(5, spin, &o) != 0);
+		o = (struct record_opts)RECORD_OPTS_INIT;
+		T_EQ_U64(record_parse_args(5, spin_off, &o), 0);
 	}
 	return T_OK;
 }
