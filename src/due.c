@@ -97,9 +97,6 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 		*weight = s->period;
 		return x->schedstat_fd < 0;
 	}
-	s->runnable += ss.cpu_ns != x->tick_cpu_ns || ss.wait_ns != x->tick_wait_ns;
-	x->tick_cpu_ns = ss.cpu_ns;
-	x->tick_wait_ns = ss.wait_ns;
 	if (cputime_due(&x->cpu, &ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight))
 		return true;
 	if (!cputime_due_if_running(&x->cpu, s->period, weight))

@@ -148,29 +148,33 @@ static bool cpu_due(const struct sampler *s, int cpu)
 /*
  * The controller is to leave the CPU where it interrupted the @n threads
  * @ths: take their samples first (interrupt_by_moving says why), when the
- * target's threads that ran or waited for a CPU since the last tick are at
- * most two per CPU: a CPU is then likely to have no other to run while its
- * due ones are stopped.  With more, a thread interrupted while others run
- * before it stops only when its turn comes, and the wait only costs
- * (threads64: 1049 waits of 1723 ticks timed out, slowdown 1.376 -> 1.474
- * at 3999 Hz).  Only in CPU mode, whose ticks read the counts (in wall
- * mode threads64 waited in vain at 1802 of 1922 ticks).
+ * tasks that run or wait for a CPU, the controller aside, are at most two
+ * per CPU: a CPU is then likely to have no other to run while its due ones
+ * are stopped.  With more, a thread interrupted while others run before
+ * it stops only when its turn comes, and the wait only costs (threads64:
+ * 1049 waits of 1723 ticks timed out, slowdown 1.376 -> 1.474 at 3999
+ * Hz).  The count is the machine's (procfs_running), read at this tick:
+ * the target's threads that ran or waited since the last tick, the count
+ * before, saw only the few that the scheduler ran in that time, and let
+ * threads64 wait at 40% of the ticks at 999 Hz, 0.016 and 0.045 of
+ * slowdown at 999 and 3999 Hz.  Only in CPU mode (in wall mode, not
+ * measured).
  */
 static void before_leaving(struct sampler *s, struct xp_thread **ths, unsigned long n)
 {
-	if (n && s->o->mode == SAMPLER_CPU && s->runnable <= 2 * (unsigned long)s->place.nr_cpus)
+	if (n && s->o->mode == SAMPLER_CPU && s->running >= 0 &&
+	    s->running - 1 <= 2 * (long)s->place.nr_cpus)
 		smp_collect_stops(s, ths, n, SAMPLER_COLLECT_NS);
 }
 
 /*
  * Whether a CPU of ours is idle: fewer tasks want to run than we have
- * CPUs, the controller counted.
+ * CPUs, the controller counted.  The count stays for before_leaving.
  */
-static bool cpu_idle(const struct sampler *s)
+static bool cpu_idle(struct sampler *s)
 {
-	long running = procfs_running(s->loadavg_fd);
-
-	return running >= 0 && running <= s->place.nr_cpus;
+	s->running = procfs_running(s->loadavg_fd);
+	return s->running >= 0 && s->running <= s->place.nr_cpus;
 }
 
 /*

@@ -115,7 +115,7 @@ static void tick(struct sampler *s)
 
 	s->st->ticks++;
 	s->ndue = 0;
-	s->runnable = 0;
+	s->running = -1;
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		if (!smp_want_sample(s, th, now, &w))
 			continue;

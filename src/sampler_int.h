@@ -45,7 +45,6 @@ struct smp_thread {
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
 	int status_fd; /* /proc/PID/task/TID/status, as schedstat_fd */
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
-	uint64_t tick_cpu_ns, tick_wait_ns; /* its CPU time and wait at the last tick's read */
 };
 
 /* Queued samples unwound per turn of the loop while stops are pending (and an eighth of the rest). */
@@ -112,7 +111,7 @@ struct sampler {
 	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
 	struct smp_due *due; /* this tick's due threads */
 	unsigned long ndue, due_alloc;
-	unsigned long runnable; /* CPU mode: threads that ran or waited for a CPU since the last tick */
+	long running; /* tasks running or runnable at this tick (procfs_running), -1: not read */
 	/*
 	 * Sampling runs (ticks interrupt threads) only while enabled; every
 	 * ptrace event is handled all the same.  Times since the start.
