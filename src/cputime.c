@@ -39,7 +39,6 @@ static uint64_t cputime_progress(struct cputime *c, const struct procfs_sched *s
 	uint64_t ran;
 
 	c->on_cpu = c->resume_known && count == expect && !moved;
-	c->if_running = 0;
 	if (!c->resume_known)
 		return progress;
 	ran = c->resume_cpu_ns > c->sampled_ns ? c->resume_cpu_ns - c->sampled_ns : 0;
@@ -93,8 +92,10 @@ static void cputime_note_read(struct cputime *c, const struct procfs_sched *ss, 
 		c->resume_wait_ns = ss->wait_ns;
 		c->resume_time = at < now ? at : now;
 	}
-	if (!c->last_known || ss->count != c->last_count || ss->cpu_ns != c->last_cpu_ns)
+	if (!c->last_known || ss->count != c->last_count || ss->cpu_ns != c->last_cpu_ns) {
 		c->unsure = true;
+		c->off_cpu = false;
+	}
 	c->last_known = true;
 	c->last_time = now;
 	c->last_count = ss->count;
@@ -115,6 +116,7 @@ bool cputime_due(struct cputime *c, const struct procfs_sched *ss, uint64_t now,
 	uint64_t progress;
 
 	c->on_cpu = false;
+	c->if_running = 0;
 	if (!c->init) {
 		/*
 		 * Launched threads start from zero; attached ones from now.  A new
@@ -131,6 +133,8 @@ bool cputime_due(struct cputime *c, const struct procfs_sched *ss, uint64_t now,
 		}
 	}
 	cputime_note_read(c, ss, now);
+	if (c->off_cpu)
+		return false;
 	progress = cputime_progress(c, ss, now, period);
 	if (!progress)
 		return false;
@@ -148,9 +152,10 @@ bool cputime_due_if_running(struct cputime *c, uint64_t period, uint64_t *weight
 	return true;
 }
 
-void cputime_found_waiting(struct cputime *c)
+void cputime_not_running(struct cputime *c)
 {
 	c->unsure = false;
+	c->off_cpu = true;
 }
 
 static void cputime_note_resume(struct cputime *c, const struct procfs_sched *ss, uint64_t t)
@@ -161,6 +166,7 @@ static void cputime_note_resume(struct cputime *c, const struct procfs_sched *ss
 	c->resume_wait_ns = ss->wait_ns;
 	c->resume_time = t;
 	c->unsure = false;
+	c->off_cpu = false;
 	c->last_known = ss->wait_ns != CPUTIME_UNKNOWN;
 	c->last_time = t;
 	c->last_count = ss->count;

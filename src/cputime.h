@@ -32,6 +32,7 @@ struct cputime {
 	uint64_t last_cpu_ns;
 	uint64_t last_wait_ns;
 	bool unsure;	     /* whether it runs is not known since its counters last moved */
+	bool off_cpu;	     /* found not running (cputime_not_running), counters unmoved since */
 	uint64_t if_running; /* its progress if it runs now (cputime_due_if_running), 0: none */
 };
 
@@ -53,12 +54,14 @@ bool cputime_due(struct cputime *c, const struct procfs_sched *ss, uint64_t now,
  * After cputime_due said no: whether it would be due if it were running
  * now, with that @weight.  Only when its counters cannot tell: it left its
  * CPU and got one again since its resume, and moved since they last
- * could (the caller can tell, at a cost: procfs_switches).  A thread the
- * caller found waiting (cputime_found_waiting) is not asked about again
- * until its counters move.
+ * could (the caller can tell, at a cost: procfs_syscall, procfs_switches).
+ * A thread the caller found not running, blocked or waiting for a CPU
+ * (cputime_not_running), is neither due nor asked about again until its
+ * counters move: it cannot run again without getting a CPU, which they
+ * show.
  */
 bool cputime_due_if_running(struct cputime *c, uint64_t period, uint64_t *weight);
-void cputime_found_waiting(struct cputime *c);
+void cputime_not_running(struct cputime *c);
 
 /*
  * CPU mode, as the thread is resumed at @t from the stop of a sample, with

@@ -162,19 +162,29 @@ static bool cpu_due(const struct sampler *s, int cpu)
  */
 static void before_leaving(struct sampler *s, struct xp_thread **ths, unsigned long n)
 {
-	if (n && s->o->mode == SAMPLER_CPU && s->running >= 0 &&
-	    s->running - 1 <= 2 * (long)s->place.nr_cpus)
+	if (n && s->o->mode == SAMPLER_CPU && smp_tasks_running(s) >= 0 &&
+	    smp_tasks_running(s) - 1 <= 2 * (long)s->place.nr_cpus)
 		smp_collect_stops(s, ths, n, SAMPLER_COLLECT_NS);
+}
+
+long smp_tasks_running(struct sampler *s)
+{
+	if (!s->running_read) {
+		s->running = procfs_running(s->loadavg_fd);
+		s->running_read = true;
+	}
+	return s->running;
 }
 
 /*
  * Whether a CPU of ours is idle: fewer tasks want to run than we have
- * CPUs, the controller counted.  The count stays for before_leaving.
+ * CPUs, the controller counted.
  */
 static bool cpu_idle(struct sampler *s)
 {
-	s->running = procfs_running(s->loadavg_fd);
-	return s->running >= 0 && s->running <= s->place.nr_cpus;
+	long running = smp_tasks_running(s);
+
+	return running >= 0 && running <= s->place.nr_cpus;
 }
 
 /*

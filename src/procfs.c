@@ -222,21 +222,25 @@ static int64_t status_value(const char *buf, const char *name)
 	return (int64_t)v;
 }
 
-int64_t procfs_parse_switches(const char *buf)
+int procfs_parse_switches(const char *buf, uint64_t *vol, uint64_t *invol)
 {
-	int64_t vol = status_value(buf, "voluntary_ctxt_switches");
-	int64_t invol = status_value(buf, "nonvoluntary_ctxt_switches");
+	int64_t v = status_value(buf, "voluntary_ctxt_switches");
+	int64_t i = status_value(buf, "nonvoluntary_ctxt_switches");
 
-	return vol < 0 || invol < 0 ? -1 : vol + invol;
+	if (v < 0 || i < 0)
+		return -1;
+	*vol = (uint64_t)v;
+	*invol = (uint64_t)i;
+	return 0;
 }
 
-int64_t procfs_switches(int fd)
+int procfs_switches(int fd, uint64_t *vol, uint64_t *invol)
 {
 	char buf[8192]; /* ~1.4 KiB; more with long CPU and node lists */
 
 	if (procfs_pread(fd, buf, sizeof(buf)) < 0)
 		return -1;
-	return procfs_parse_switches(buf);
+	return procfs_parse_switches(buf, vol, invol);
 }
 
 int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc)

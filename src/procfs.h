@@ -70,12 +70,14 @@ int procfs_parse_schedstat(const char *buf, struct procfs_sched *ss);
 
 /*
  * From a task's status file (@fd, or the text @buf): the times it left a
- * CPU, voluntary_ctxt_switches + nonvoluntary_ctxt_switches.  With
+ * CPU, voluntarily (blocked, stopped: voluntary_ctxt_switches, into
+ * *@vol) or not (preempted: nonvoluntary_ctxt_switches, *@invol).  With
  * schedstat's count of times it got one, it runs now exactly when that
- * count is one more.  -1 when unreadable or malformed.
+ * count is one more than their sum.  0, or -1 when unreadable or
+ * malformed.
  */
-int64_t procfs_switches(int fd);
-int64_t procfs_parse_switches(const char *buf);
+int procfs_switches(int fd, uint64_t *vol, uint64_t *invol);
+int procfs_parse_switches(const char *buf, uint64_t *vol, uint64_t *invol);
 
 #define PROCFS_GONE (-2) /* the thread has exited and waits to be reaped */
 

@@ -115,7 +115,7 @@ static void tick(struct sampler *s)
 
 	s->st->ticks++;
 	s->ndue = 0;
-	s->running = -1;
+	s->running_read = false;
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		if (!smp_want_sample(s, th, now, &w))
 			continue;
@@ -230,6 +230,8 @@ static bool handle_status(struct sampler *s, pid_t tid, int status)
 	bool wanted = th && smp_thread_of(th)->sample_wanted;
 	uint64_t t = smp_now(s);
 
+	if (th)
+		smp_thread_of(th)->stops_since++;
 	if (wanted) {
 		smp_thread_of(th)->sample_wanted = false;
 		s->pending--;
@@ -615,10 +617,9 @@ static void start(struct sampler *s)
 		ctl_short_slice();
 	s->slack = ctl_min_timer_slack();
 	s->start_cpu = ctl_cpu_ns();
-	if (s->o->same_cpu) {
+	if (s->o->same_cpu)
 		triggers_init(&s->trig, s->place.cpu_end, s->st->rt_priority, &s->place.allowed);
-		s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	}
+	s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
 	if (s->o->delay_ns || s->o->start_disabled) {
 		smp_check_write(s, df_write_mark(s->w, 0, DF_MARK_DISABLE, ""));
 		s->enable_at = s->o->start_disabled ? 0 : s->o->delay_ns;

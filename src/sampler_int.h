@@ -44,6 +44,10 @@ struct smp_thread {
 	struct stackcopy_size copy;
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
 	int status_fd; /* /proc/PID/task/TID/status, as schedstat_fd */
+	bool blocks_seen;  /* a tick found it blocked in a call, once at least */
+	bool vol_known;	   /* vol_seen holds its voluntary switches at the last look */
+	uint64_t vol_seen; /* ... (off_cpu_state) */
+	uint32_t stops_since; /* its ptrace stops since that look, each a voluntary switch */
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
 };
 
@@ -111,7 +115,8 @@ struct sampler {
 	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
 	struct smp_due *due; /* this tick's due threads */
 	unsigned long ndue, due_alloc;
-	long running; /* tasks running or runnable at this tick (procfs_running), -1: not read */
+	long running;	   /* smp_tasks_running's count at this tick, -1: unreadable */
+	bool running_read; /* ... read at this tick */
 	/*
 	 * Sampling runs (ticks interrupt threads) only while enabled; every
 	 * ptrace event is handled all the same.  Times since the start.
@@ -180,6 +185,13 @@ void smp_write_stats(struct sampler *s);
 bool smp_part_due(const struct sampler *s, uint64_t now);
 /* End the current part and start the next (parts.c).  No thread may be stopped. */
 void smp_switch_part(struct sampler *s, uint64_t now);
+
+/*
+ * The tasks running or runnable on the machine at this tick, the
+ * controller among them (procfs_running), read once per tick; -1 when
+ * unreadable.
+ */
+long smp_tasks_running(struct sampler *s);
 
 /* The CPU @th runs or waits on, -1 if unknown. */
 int smp_thread_cpu(struct xp_thread *th);

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
 	struct procfs_sched ss;
-	uint64_t sp, pc;
+	uint64_t sp, pc, vol, invol;
 	int64_t nr;
 	long pgrp, tpgid;
 	char state;
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (procfs_parse_running(text) < -1)
 		abort();
-	if (procfs_parse_switches(text) < -1)
+	if (procfs_parse_switches(text, &vol, &invol) < -1)
 		abort();
 	nr = procfs_parse_syscall(text, &sp, &pc);
 	if (nr < PROCFS_GONE || nr > INT32_MAX)

@@ -81,6 +81,8 @@ same_output threads "$T/threads" 3 0.05 -- "$T/threads-nofp" -n -l 3 0.2
 expect_exit 2 "$T/threads" -l 9
 roles=(threads:waves) pattern='^threads: waves=2 threads=256 unit=[0-9a-f]{16} mismatches=0$'
 same_output threads "$T/threads" waves 1 -- "$T/threads-nofp" waves 2
+roles=(threads:pool) pattern='^threads: pool=5 unit=[0-9a-f]{16} mismatches=0$'
+same_output threads "$T/threads" pool 5 0.05 -- "$T/threads-nofp" pool 5 0.1
 
 roles=(forker:parent forker:child forker:execed)
 pattern='^forker: parent=[0-9a-f]{16} child=exit 0 execed=exit 0 mismatches=0$'
@@ -169,7 +171,8 @@ cp "$T"/* . # objdump output files go next to the binaries
 for v in "" -nofp; do
 	symbols "split$v" main work a b c leaf
 	symbols "chain$v" main sort_driver chain_cmp level1 level2 level3
-	symbols "threads$v" main worker thread_work worker_wave wave_work lane_0 lane_7
+	symbols "threads$v" main worker thread_work worker_wave wave_work worker_pool pool_work \
+		lane_0 lane_7
 	symbols "execer$v" main odd_work even_work final_work
 	symbols "forker$v" main parent_work child_work execed_work
 	symbols "sleeper$v" main compute nap

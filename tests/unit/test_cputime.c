@@ -7,7 +7,7 @@
  * stayed on its CPU since its resume (its counter lags), one that waits
  * for a CPU, one that got its CPU after a long wait, one back on its CPU
  * after it left it since its resume, one whose counters cannot tell whether
- * it runs, the wall-clock weight, and the baseline taken
+ * it runs, one found blocked or waiting, the wall-clock weight, and the baseline taken
  * when sampling resumes after a pause.
  */
 #include "t.h"
@@ -198,7 +198,7 @@ static int test_running_unknown(void)
 	T_ASSERT(cputime_due_if_running(&c, P, &w));
 	T_EQ_U64(w, 8 * P / 10);
 	/* Found waiting: not asked again while its counters stay. */
-	cputime_found_waiting(&c);
+	cputime_not_running(&c);
 	T_ASSERT(!cputime_due(&c, SSW(2 * P + 3 * P / 10, 7, P / 5), 3 * P, P, false, &w));
 	T_ASSERT(!cputime_due_if_running(&c, P, &w));
 	/* They move, ambiguously (in, and the counter on): asked again. */
@@ -206,10 +206,31 @@ static int test_running_unknown(void)
 	T_ASSERT(cputime_due_if_running(&c, P, &w));
 	T_EQ_U64(w, 2 * P);
 	/* Too little to be due even if it ran: not asked. */
-	cputime_found_waiting(&c);
+	cputime_not_running(&c);
 	c.carry = -3 * (int64_t)P;
 	T_ASSERT(!cputime_due(&c, SSW(2 * P + 5 * P / 10, 9, 2 * P), 4 * P, P, false, &w));
 	T_ASSERT(!cputime_due_if_running(&c, P, &w));
+	return T_OK;
+}
+
+static int test_not_running(void)
+{
+	struct cputime c = {0};
+	uint64_t w = 0;
+
+	T_ASSERT(cputime_due(&c, SS(P, 4), P, P, false, &w));
+	T_ASSERT(cputime_settle(&c, SS(2 * P, 5), P, P, &w));
+	c.carry = 0;
+	/* It ran 0.7 ms since, by its counter: due. */
+	T_ASSERT(cputime_due(&c, SS(2 * P + 7 * P / 10, 6), 3 * P, P, false, &w));
+	/* The caller found it blocked or waiting: not due while its counters stay. */
+	cputime_not_running(&c);
+	T_ASSERT(!cputime_due(&c, SS(2 * P + 7 * P / 10, 6), 4 * P, P, false, &w));
+	T_ASSERT(!cputime_due_if_running(&c, P, &w));
+	/* Back on a CPU (in once more, the counter unmoved): due again, with all of it. */
+	T_ASSERT(cputime_due(&c, SS(2 * P + 7 * P / 10, 7), 5 * P, P, false, &w));
+	T_ASSERT(c.on_cpu);
+	T_ASSERT(w >= 7 * P / 10);
 	return T_OK;
 }
 
@@ -258,6 +279,6 @@ static int test_rebase(void)
 T_MAIN(T_CASE(test_new_thread_credit), T_CASE(test_attached_baseline), T_CASE(test_carry),
        T_CASE(test_carry_bounds), T_CASE(test_drop_idle), T_CASE(test_on_cpu_since_resume),
        T_CASE(test_waiting_for_cpu), T_CASE(test_wait_after_resume), T_CASE(test_back_on_cpu),
-       T_CASE(test_running_unknown),
+       T_CASE(test_running_unknown), T_CASE(test_not_running),
        T_CASE(test_anchor_new),
        T_CASE(test_wall), T_CASE(test_rebase))

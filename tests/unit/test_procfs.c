@@ -27,6 +27,12 @@ static int test_parse_schedstat(void)
 	return T_OK;
 }
 
+/* procfs_parse_switches into @v, @i: its result, -1 or 0. */
+static int switches(const char *text, uint64_t *v, uint64_t *i)
+{
+	return procfs_parse_switches(text, v, i);
+}
+
 static int test_parse_switches(void)
 {
 	/* The end of a thread's status file, as 6.1 to 6.18 write it. */
@@ -35,26 +41,29 @@ static int test_parse_switches(void)
 				     "Mems_allowed_list:\t0\n"
 				     "voluntary_ctxt_switches:\t12\n"
 				     "nonvoluntary_ctxt_switches:\t30007\n";
+	uint64_t v = 0, i = 0;
 
-	T_EQ_U64(procfs_parse_switches(status), 30019);
+	T_EQ_U64(switches(status, &v, &i), 0);
+	T_EQ_U64(v, 12);
+	T_EQ_U64(i, 30007);
 	/* Either line missing, cut short, or not a number: unreadable. */
-	T_ASSERT(procfs_parse_switches("nonvoluntary_ctxt_switches:\t5\n") < 0);
-	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t5\n") < 0);
-	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t5\n"
-				       "nonvoluntary_ctxt_switches:\t") < 0);
-	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t-5\n"
-				       "nonvoluntary_ctxt_switches:\t1\n") < 0);
-	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t5x\n"
-				       "nonvoluntary_ctxt_switches:\t1\n") < 0);
-	T_ASSERT(procfs_parse_switches("voluntary_ctxt_switches:\t99999999999999999999\n"
-				       "nonvoluntary_ctxt_switches:\t1\n") < 0);
+	T_ASSERT(switches("nonvoluntary_ctxt_switches:\t5\n", &v, &i) < 0);
+	T_ASSERT(switches("voluntary_ctxt_switches:\t5\n", &v, &i) < 0);
+	T_ASSERT(switches("voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t", &v, &i) < 0);
+	T_ASSERT(switches("voluntary_ctxt_switches:\t-5\nnonvoluntary_ctxt_switches:\t1\n", &v,
+			  &i) < 0);
+	T_ASSERT(switches("voluntary_ctxt_switches:\t5x\nnonvoluntary_ctxt_switches:\t1\n", &v,
+			  &i) < 0);
+	T_ASSERT(switches("voluntary_ctxt_switches:\t99999999999999999999\n"
+			  "nonvoluntary_ctxt_switches:\t1\n",
+			  &v, &i) < 0);
 	/* A name inside another line's value is not the line. */
-	T_ASSERT(procfs_parse_switches("Name:\tvoluntary_ctxt_switches:\t5\n"
-				       "nonvoluntary_ctxt_switches:\t1\n") < 0);
-	T_EQ_U64(procfs_parse_switches("voluntary_ctxt_switches: 7\n"
-				       "nonvoluntary_ctxt_switches:\t1"),
-		 8);
-	T_ASSERT(procfs_parse_switches("") < 0);
+	T_ASSERT(switches("Name:\tvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t1\n",
+			  &v, &i) < 0);
+	T_EQ_U64(switches("voluntary_ctxt_switches: 7\nnonvoluntary_ctxt_switches:\t1", &v, &i), 0);
+	T_EQ_U64(v, 7);
+	T_EQ_U64(i, 1);
+	T_ASSERT(switches("", &v, &i) < 0);
 	return T_OK;
 }
 
@@ -182,12 +191,14 @@ static int test_self(void)
 	 */
 	{
 		int sfd = procfs_open_task(pid, pid, "status"), tries, held = 0;
+		uint64_t vol = 0, invol = 0;
 
 		fd = procfs_open_task(pid, pid, "schedstat");
 		T_ASSERT(sfd >= 0 && fd >= 0);
 		for (tries = 0; tries < 20 && !held; tries++) {
 			T_EQ_U64(procfs_schedstat(fd, &ss), 0);
-			held = ss.count == (uint64_t)procfs_switches(sfd) + 1;
+			T_EQ_U64(procfs_switches(sfd, &vol, &invol), 0);
+			held = ss.count == vol + invol + 1;
 		}
 		T_ASSERT(held);
 		close(sfd);
@@ -198,7 +209,11 @@ static int test_self(void)
 	T_EQ_STR(comm, "");
 	T_ASSERT(procfs_task_state(pid, 0x3fffffff) == '?');
 	T_ASSERT(procfs_schedstat(-1, &ss) < 0);
-	T_ASSERT(procfs_switches(-1) < 0);
+	{
+		uint64_t vol, invol;
+
+		T_ASSERT(procfs_switches(-1, &vol, &invol) < 0);
+	}
 	return T_OK;
 }
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# A pool of sleepy threads.  threads pool 100 3 (tests/targets/threads.c):
+# 100 threads that each run pool_work for ~100 us, then sleep 1 ms, for
+# 3 s, on a machine of few CPUs.  A thread woken from its sleep waits for a
+# CPU at the exit of clock_nanosleep; stopped there, it would be sampled
+# where it waits, not where its CPU time went (perf puts 90-93% of the
+# samples in pool_work; xprof used to put 74-93% in clock_nanosleep).
+#   - under record it completes with exit 0 and the output of an
+#     unprofiled run;
+#   - >= 60% of the samples are in worker_pool;pool_work, <= 35% in
+#     clock_nanosleep;
+#   - at least 100 samples.
+# shellcheck source=tests/lib/lib.sh
+. "$(dirname "$0")/../lib/lib.sh"
+skip_unless_ptrace
+
+expect_exit 0 "$XP_TARGETS/threads" pool 100 0.2
+cp "$XP_OUT" pool.expected
+expect_exit 0 "$XPROF" record -o pool.data -- "$XP_TARGETS/threads" pool 100 3
+assert_files_equal "output as without xprof" pool.expected "$XP_OUT"
+show_file "summary" "$XP_ERR"
+expect_exit 0 "$XPROF" report -i pool.data --folded --value samples -o pool.folded
+assert_folded_format pool.folded
+assert_samples_at_least "100 threads, 3 s" 100 pool.folded
+assert_share_at_least "in worker_pool;pool_work" 60 pool.folded "chain:worker_pool;pool_work"
+assert_share_at_most "in clock_nanosleep" 35 pool.folded "leaf:clock_nanosleep"
+say "# recorder: $(recorder_stat pool.data running_checks) status reads," \
+	"$(recorder_stat pool.data dropped_blocked) stops that found the thread back in its sleep"
+
+finish
