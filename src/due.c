@@ -73,7 +73,9 @@ enum off_cpu {
  * (procfs_switches): it runs exactly when it got a CPU (@count times,
  * schedstat read just before) once more than it left one.  A wait after
  * a voluntary switch beyond the stops of ours since the last look is a
- * wait after a block (the first look cannot tell: preempted).  A switch
+ * wait after a block; so is any wait at the first look (it is asked only
+ * of threads seen blocked: with 1000 threads in a 2 s run, taking them
+ * as preempted put 38% of the samples in the sleep, 12% this way).  A switch
  * between the two reads makes a running thread look as if it waited.
  * The file costs ~7 us to read, against ~0.5 us for schedstat.
  */
@@ -88,7 +90,7 @@ static enum off_cpu off_cpu_state(struct sampler *s, struct xp_thread *th, uint6
 	if (procfs_switches(x->status_fd, &vol, &invol))
 		return OFF_UNKNOWN;
 	s->st->running_checks++;
-	woken = x->vol_known && vol > x->vol_seen + x->stops_since;
+	woken = !x->vol_known || vol > x->vol_seen + x->stops_since;
 	x->vol_known = true;
 	x->vol_seen = vol;
 	x->stops_since = 0;
