@@ -78,6 +78,13 @@ int ctl_short_slice(void);
  * one has none).  Returns the previous slack in ns.
  */
 unsigned long ctl_min_timer_slack(void);
+/*
+ * Raise the soft limit on open files to the hard one: the sampler keeps
+ * up to four /proc files open per thread.  Only for the recorder, once the
+ * command is started (it keeps the limits it was given).  Returns the new
+ * soft limit, 0 if unknown.
+ */
+unsigned long ctl_raise_nofile(void);
 /* Back to @ns. */
 void ctl_set_timer_slack(unsigned long ns);
 

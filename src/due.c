@@ -11,6 +11,9 @@
 #include "sampler_int.h"
 #include "datafile.h"
 #include "procfs.h"
+#include "err.h"
+
+#include <errno.h>
 
 /*
  * CPU mode: whether the stop found @th at a system call that has nothing to
@@ -50,8 +53,22 @@ static int read_schedstat(struct sampler *s, struct xp_thread *th, struct procfs
 {
 	struct smp_thread *x = smp_thread_of(th);
 
-	if (x->schedstat_fd == SMP_FD_LAZY)
+	if (x->schedstat_fd == SMP_FD_LAZY) {
 		x->schedstat_fd = procfs_open_task(th->proc->pid, th->tid, "schedstat");
+		/*
+		 * Without it the thread is sampled at every tick, weighing a
+		 * period (thread_due): wall-clock samples in a CPU profile.  The
+		 * soft limit is raised to the hard one already (ctl_raise_nofile).
+		 */
+		if (x->schedstat_fd < 0 && (errno == EMFILE || errno == ENFILE) &&
+		    !s->warned_nofile) {
+			s->warned_nofile = true;
+			xp_warn("out of open files at %lu threads: the threads beyond are "
+				"sampled at every tick, as in wall mode (raise the hard limit, "
+				"ulimit -Hn)",
+				(unsigned long)s->tr->threads_seen);
+		}
+	}
 	if (procfs_schedstat(x->schedstat_fd, ss))
 		return -1;
 	if (x->wait_ns && ss->wait_ns > x->wait_ns)

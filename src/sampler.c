@@ -616,6 +616,7 @@ static void start(struct sampler *s)
 	if (!s->st->rt_priority)
 		ctl_short_slice();
 	s->slack = ctl_min_timer_slack();
+	xp_debug(1, "open files: up to %lu", ctl_raise_nofile());
 	s->start_cpu = ctl_cpu_ns();
 	if (s->o->same_cpu)
 		triggers_init(&s->trig, s->place.cpu_end, s->st->rt_priority, &s->place.allowed);

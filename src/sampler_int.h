@@ -117,6 +117,7 @@ struct sampler {
 	unsigned long ndue, due_alloc;
 	long running;	   /* smp_tasks_running's count at this tick, -1: unreadable */
 	bool running_read; /* ... read at this tick */
+	bool warned_nofile; /* out of open files, said so */
 	/*
 	 * Sampling runs (ticks interrupt threads) only while enabled; every
 	 * ptrace event is handled all the same.  Times since the start.
