@@ -22,6 +22,10 @@
 #      xprof-user-spin  the same with --spin-idle (not in the default set; it
 #                   keeps the command's session, as xprof-user-shared)
 #      xprof-user-shared  the same with --no-own-session (not in the default set)
+#      xprof-base, xprof-user-base  xprof and xprof-user with the xprof of
+#                   the build BENCH_BASE (not in the default set): two builds
+#                   side by side in one interleaved run, the only fair way to
+#                   compare them on a machine that drifts from run to run
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target
 #    A group is one (repetition, target, rate): bare plus every tool, in an
@@ -69,6 +73,8 @@
 #                         xprof-user]   (bare always runs)
 #   BENCH_USER [nobody]   the ordinary user of the xprof-user rows (perf stays root)
 #   BENCH_XPROF_OPTS [""] more options for xprof record (e.g. --interrupt-from-any-cpu)
+#   BENCH_BASE [""]       another build directory, for the tools xprof-base and
+#                         xprof-user-base (its xprof; the targets are BUILD_DIR's)
 #   BENCH_SECONDS [1]     bare run length on an idle 2-CPU machine
 #   BENCH_OUT [bench-out] output directory (emptied of earlier results)
 #   BENCH_PERF_REPORT [1] time 'perf script' on perf's files
@@ -122,6 +128,7 @@ micro=${BENCH_MICRO:-1}
 report_samples=${BENCH_REPORT_SAMPLES:-1000000}
 event=${PERF_EVENT:-cpu-clock}
 xprof=$build/xprof
+base_build=${BENCH_BASE:-}
 tdir=$build/targets
 ncpu=$(nproc)
 read -ra freqs <<<"$freqs"
@@ -136,13 +143,14 @@ die() {
 
 for tool in "${tools[@]}"; do
 	case $tool in
-	xprof | perf-fp | perf-dwarf) ;;
-	xprof-user | xprof-user-spin | xprof-user-shared)
+	*-base) [[ -n $base_build && -x $base_build/xprof ]] || die "$tool needs BENCH_BASE, a build directory with an xprof" ;;&
+	xprof | xprof-base | perf-fp | perf-dwarf) ;;
+	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared perf-fp perf-dwarf)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base perf-fp perf-dwarf)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -234,6 +242,7 @@ raise_rate
 	echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "host: $(uname -srm), $ncpu CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo "xprof: $("$xprof" --version 2>&1 | head -n 1), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
+	[[ -z $base_build ]] || echo "base (xprof-base, xprof-user-base): $base_build/xprof, $("$base_build/xprof" --version 2>&1 | head -n 1), commit $(git -C "$base_build" rev-parse --short HEAD 2>/dev/null || echo '?')"
 	echo "perf: $(perf --version 2>/dev/null || echo 'not installed'), event $event"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "settings: reps $reps (rates >= 9999 Hz: $reps_high), rates ${freqs[*]}, targets ${targets[*]}, tools ${tools[*]}, bare run ${seconds}s, quick $quick"
@@ -305,13 +314,14 @@ perf_stat() {
 run_one() {
 	local rep=$1 t=$2 f=$3 tool=$4 key="$2 $3 $4" data="$out/run.data" log t0 t1 total times
 	local extra status=0 samples=0 lost=0 bytes=0 late="" nfail="" p50="" p99="" rtime="" summary
-	local h50="" h99="" stop_us="" wait_us="" cpu_us=""
+	local h50="" h99="" stop_us="" wait_us="" cpu_us="" x=$xprof
 	[[ -z ${failed[$tool]:-} && -z ${failed[$key]:-} ]] || return 0
+	[[ $tool != *-base ]] || x=$base_build/xprof
 	log="$out/logs/$t-$f-$tool"
 	target_cmd "$t" "${amount[$t]}"
 	case $tool in
 	bare) ;;
-	xprof) cmd=("$xprof" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}") ;;
+	xprof | xprof-base) cmd=("$x" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}") ;;
 	xprof-user*) # validated above
 		# The user writes the data file; $out is root's.
 		mkdir -p -m 1777 "$out/user"
@@ -320,7 +330,7 @@ run_one() {
 		[[ $tool != *-spin ]] || extra=(--spin-idle)
 		[[ $tool != *-shared ]] || extra=(--no-own-session)
 		cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")" --clear-groups
-			"$xprof" record "${xprof_opts[@]}" "${extra[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
+			"$x" record "${xprof_opts[@]}" "${extra[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
 		;;
 	perf-fp) cmd=(perf record -q -e "$event" -F "$f" -g -o "$data" -- "${cmd[@]}") ;;
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$f" --call-graph dwarf -o "$data" -- "${cmd[@]}") ;;
@@ -356,13 +366,13 @@ run_one() {
 			true
 		# Per sample: the target's threads' time in stops and waiting for a
 		# CPU, and xprof's own CPU time.
-		read -r stop_us wait_us cpu_us < <("$xprof" report -i "$data" --header-only 2>/dev/null |
+		read -r stop_us wait_us cpu_us < <("$x" report -i "$data" --header-only 2>/dev/null |
 			awk -v n="$samples" '/^# stat stop_ns_total :/ { s = $NF } /^# stat target_wait_ns :/ { w = $NF }
 				/^# stat xprof_cpu_ns :/ { c = $NF }
 				END { if (n > 0 && s != "") printf "%.1f %.1f %.1f\n", s / n / 1e3, w / n / 1e3, c / n / 1e3 }') ||
 			true
 		t0=$(now)
-		if ! "$xprof" report -i "$data" --folded -o "$out/run.folded" 2>"$log.report.err"; then
+		if ! "$x" report -i "$data" --folded -o "$out/run.folded" 2>"$log.report.err"; then
 			fail "$key" "report failed: $(head -n 1 "$log.report.err")"
 			return 0
 		fi
