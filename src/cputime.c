@@ -56,10 +56,10 @@ static uint64_t cputime_progress(struct cputime *c, const struct procfs_sched *s
 	 * In and out since: whether it runs now (the time not in its counters
 	 * is its run since it last got a CPU) or waits (that time is its wait,
 	 * added only when it gets a CPU) is not known here
-	 * (cputime_due_if_running), unless a check found it waiting and its
-	 * counters have not moved since.
+	 * (cputime_due_if_running).  Not scheduled in since the resume, it
+	 * waits.  (One found not running is not here: cputime_due.)
 	 */
-	if (c->unsure)
+	if (count != c->resume_count)
 		c->if_running = ran;
 	return progress;
 }
@@ -92,10 +92,8 @@ static void cputime_note_read(struct cputime *c, const struct procfs_sched *ss, 
 		c->resume_wait_ns = ss->wait_ns;
 		c->resume_time = at < now ? at : now;
 	}
-	if (!c->last_known || ss->count != c->last_count || ss->cpu_ns != c->last_cpu_ns) {
-		c->unsure = true;
+	if (!c->last_known || ss->count != c->last_count || ss->cpu_ns != c->last_cpu_ns)
 		c->off_cpu = false;
-	}
 	c->last_known = true;
 	c->last_time = now;
 	c->last_count = ss->count;
@@ -154,7 +152,6 @@ bool cputime_due_if_running(struct cputime *c, uint64_t period, uint64_t *weight
 
 void cputime_not_running(struct cputime *c)
 {
-	c->unsure = false;
 	c->off_cpu = true;
 }
 
@@ -165,7 +162,6 @@ static void cputime_note_resume(struct cputime *c, const struct procfs_sched *ss
 	c->resume_cpu_ns = ss->cpu_ns;
 	c->resume_wait_ns = ss->wait_ns;
 	c->resume_time = t;
-	c->unsure = false;
 	c->off_cpu = false;
 	c->last_known = ss->wait_ns != CPUTIME_UNKNOWN;
 	c->last_time = t;

@@ -31,7 +31,6 @@ struct cputime {
 	uint64_t last_count;
 	uint64_t last_cpu_ns;
 	uint64_t last_wait_ns;
-	bool unsure;	     /* whether it runs is not known since its counters last moved */
 	bool off_cpu;	     /* found not running (cputime_not_running), counters unmoved since */
 	uint64_t if_running; /* its progress if it runs now (cputime_due_if_running), 0: none */
 };
