@@ -272,7 +272,7 @@ bool smp_want_sample(struct sampler *s, struct xp_thread *th, uint64_t now, uint
 	 * they run (cputime_due_if_running).
 	 */
 	if (unsure || (s->o->mode == SAMPLER_CPU && !x->cpu.on_cpu && x->blocks_seen &&
-		       smp_tasks_running(s) - 1 > s->place.nr_cpus))
+		       smp_others_running(s) > s->place.nr_cpus))
 		where = off_cpu_state(s, th, count);
 	if (where == OFF_WOKEN || (unsure && where != OFF_RUNNING && where != OFF_UNKNOWN)) {
 		x->blocked_since |= where == OFF_WOKEN;

@@ -162,29 +162,35 @@ static bool cpu_due(const struct sampler *s, int cpu)
  */
 static void before_leaving(struct sampler *s, struct xp_thread **ths, unsigned long n)
 {
-	if (n && s->o->mode == SAMPLER_CPU && smp_tasks_running(s) >= 0 &&
-	    smp_tasks_running(s) - 1 <= 2 * (long)s->place.nr_cpus)
+	long others;
+
+	if (!n || s->o->mode != SAMPLER_CPU)
+		return;
+	others = smp_others_running(s);
+	if (others >= 0 && others <= 2 * (long)s->place.nr_cpus)
 		smp_collect_stops(s, ths, n, SAMPLER_COLLECT_NS);
 }
 
-long smp_tasks_running(struct sampler *s)
+long smp_others_running(struct sampler *s)
 {
 	if (!s->running_read) {
-		s->running = procfs_running(s->loadavg_fd);
+		long running = procfs_running(s->loadavg_fd);
+
+		s->running = running > 0 ? running - 1 : -1;
 		s->running_read = true;
 	}
 	return s->running;
 }
 
 /*
- * Whether a CPU of ours is idle: fewer tasks want to run than we have
- * CPUs, the controller counted.
+ * Whether a CPU of ours is idle: fewer other tasks want to run than we
+ * have CPUs.
  */
 static bool cpu_idle(struct sampler *s)
 {
-	long running = smp_tasks_running(s);
+	long others = smp_others_running(s);
 
-	return running >= 0 && running <= s->place.nr_cpus;
+	return others >= 0 && others < s->place.nr_cpus;
 }
 
 /*

@@ -115,7 +115,7 @@ struct sampler {
 	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
 	struct smp_due *due; /* this tick's due threads */
 	unsigned long ndue, due_alloc;
-	long running;	   /* smp_tasks_running's count at this tick, -1: unreadable */
+	long running;	   /* smp_others_running's count at this tick, -1: unreadable */
 	bool running_read; /* ... read at this tick */
 	bool warned_nofile; /* out of open files, said so */
 	/*
@@ -189,10 +189,10 @@ void smp_switch_part(struct sampler *s, uint64_t now);
 
 /*
  * The tasks running or runnable on the machine at this tick, the
- * controller among them (procfs_running), read once per tick; -1 when
- * unreadable.
+ * controller aside (procfs_running counts it), read once per tick; -1
+ * when unreadable.
  */
-long smp_tasks_running(struct sampler *s);
+long smp_others_running(struct sampler *s);
 
 /* The CPU @th runs or waits on, -1 if unknown. */
 int smp_thread_cpu(struct xp_thread *th);
