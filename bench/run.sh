@@ -15,6 +15,8 @@
 #      split-nofp   split-nofp -r ROUNDS        one thread, -fomit-frame-pointer
 #      threadsN     threads -r UNITS N          N threads (threads4, threads64;
 #                                               threadsN-nofp works too)
+#      threadsNiM   threads -i M -r UNITS N     the same beside M threads that
+#                                               stay blocked (threads2i200)
 #    and runs, at each rate F in BENCH_FREQS:
 #      bare         the target alone
 #      xprof        xprof record -F F -- target
@@ -161,7 +163,7 @@ done
 # The base program (split, threads), its variant suffix and thread count.
 target_parts() {
 	local t=$1
-	variant="" base=$t nthreads=1
+	variant="" base=$t nthreads=1 nidle=0
 	if [[ $t == *-nofp ]]; then
 		variant=-nofp base=${t%-nofp}
 	fi
@@ -169,11 +171,15 @@ target_parts() {
 	split) ;;
 	threads[1-9]*)
 		nthreads=${base#threads} base=threads
+		if [[ $nthreads =~ ^([0-9]+)i([0-9]+)$ ]]; then
+			nthreads=${BASH_REMATCH[1]} nidle=${BASH_REMATCH[2]}
+			((nidle <= 1000)) || die "bad target '$t' (threadsNiM: M up to 1000)"
+		fi
 		if ! [[ $nthreads =~ ^[0-9]+$ ]] || ((nthreads > 64)); then
 			die "bad target '$t' (threadsN: N from 1 to 64)"
 		fi
 		;;
-	*) die "unknown target '$t' in BENCH_TARGETS (split, split-nofp, threadsN, threadsN-nofp)" ;;
+	*) die "unknown target '$t' in BENCH_TARGETS (split, split-nofp, threadsN, threadsNiM, threadsN-nofp)" ;;
 	esac
 	[[ -x $tdir/$base$variant ]] || die "$tdir/$base$variant not found: build first"
 }
@@ -184,7 +190,7 @@ target_cmd() {
 	if [[ $base == split ]]; then
 		cmd=("$tdir/split$variant" -r "$2")
 	else
-		cmd=("$tdir/threads$variant" -r "$2" "$nthreads")
+		cmd=("$tdir/threads$variant" -i "$nidle" -r "$2" "$nthreads")
 	fi
 }
 

@@ -14,11 +14,13 @@
  * lane_<i>: "...;worker;lane_<i>;thread_work", so the share of each thread
  * can be read from stacks alone, without per-thread reporting.
  *
- * "threads [-n] -r UNITS N": the same, but each worker runs exactly UNITS
+ * "threads [-n] [-i IDLE] -r UNITS N": the same, but each worker runs exactly UNITS
  * units of work instead of a CPU-time budget (benchmarks: time a profiler
  * takes from the workers then shows up as a longer run).  With
  * XP_TARGET_VERBOSE set, the wall and CPU time of the work (from the start
  * line to the last join) go to stderr, as split's do (for bench/run.sh).
+ * With -i, IDLE more threads (at most 1000) stay blocked all along
+ * (sem_wait), as the idle threads of a server or a runtime do.
  *
  * "threads waves [MS]": 256 threads in two waves of 128.  All threads of a
  * wave exist at once (they meet at a barrier), each runs wave_work for MS
@@ -34,25 +36,39 @@
  * worker_pool (perf: 90% with 100 threads on 2 CPUs, the rest in the
  * kernel's sleep and switches).
  *
+ * "threads idle [N] [SECONDS]": N threads (default 200, at most 1000) that
+ * block beside a worker that runs idle_busy for SECONDS (default 2) of wall
+ * time.  Every 20 ms the next blocked thread in turn wakes on its own
+ * timer (sem_clockwait's timeout: no other thread of the process runs to
+ * wake it), runs idle_burst for 4 ms of its own CPU time and blocks
+ * again.  Truth: idle_busy and idle_burst share the CPU time; with
+ * XP_TARGET_VERBOSE set, the CPU time of the bursts and of the whole
+ * process go to stderr:
+ *   threads: idle: bursts <S> s CPU of <S> s CPU
+ *
  * Prints one line that does not depend on the duration or scheduling, and
  * exits 0 (1 if a unit computed a different value):
  *   threads: workers=<N> unit=<hex> mismatches=0
  *   threads: waves=2 threads=256 unit=<hex> mismatches=0
  *   threads: pool=<N> unit=<hex> mismatches=0
+ *   threads: idle=<N> unit=<hex> mismatches=0
  * Readiness: one line, role "workers" once all N workers run (or "waves"
- * once the first wave runs, "pool" once the pool does), written by the
+ * once the first wave runs, "pool" once the pool does, "idle" once the
+ * worker and the blocked threads do), written by the
  * main thread.
  */
 #include "target.h"
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <semaphore.h>
 
 #define MAX_WORKERS  64
 #define MAX_LANES    8
 #define WAVES	     2
 #define WAVE_THREADS 128
 #define POOL_MAX     1000
+#define IDLE_GAP     0.020 /* threads idle: s between two wakes */
 
 struct worker {
 	pthread_t thread;
@@ -64,6 +80,8 @@ struct worker {
 	unsigned long units; /* > 0: exactly this many units instead of @seconds */
 	uint64_t ref;
 	unsigned long bad;
+	sem_t quit;	  /* threads idle: posted at the end */
+	double burst_cpu; /* ... the CPU time its bursts took */
 };
 
 static pthread_barrier_t start_line;
@@ -80,6 +98,11 @@ TGT_NOINLINE void lane_6(struct worker *w);
 TGT_NOINLINE void lane_7(struct worker *w);
 void *worker(void *arg);
 void *worker_wave(void *arg);
+TGT_NOINLINE void idle_busy(struct worker *w);
+TGT_NOINLINE void idle_burst(struct worker *w);
+void *worker_busy(void *arg);
+void *worker_idle(void *arg);
+void *worker_blocked(void *arg);
 
 /* Units until @w->seconds of this thread's CPU time, or exactly @w->units. */
 void thread_work(struct worker *w)
@@ -232,6 +255,76 @@ void *worker_pool(void *arg)
 	return NULL;
 }
 
+static volatile int idle_stop;
+static double idle_t0; /* threads idle: when the first round starts */
+static int idle_n;
+
+/* Units until the wall-clock stop (threads idle's worker). */
+void idle_busy(struct worker *w)
+{
+	unsigned int n = 0;
+
+	while (!idle_stop || (n & 15)) {
+		uint64_t x = 0x7;
+
+		TGT_MIX(x, TGT_UNIT_ITERS);
+		TGT_CHECK(&w->ref, x, w->bad);
+		n++;
+	}
+}
+
+/* 4 ms of this thread's CPU time, from a blocked thread woken for it. */
+void idle_burst(struct worker *w)
+{
+	double start = tgt_clock(CLOCK_THREAD_CPUTIME_ID), now;
+	unsigned int n = 0;
+
+	do {
+		uint64_t x = 0x7;
+
+		TGT_MIX(x, TGT_UNIT_ITERS);
+		TGT_CHECK(&w->ref, x, w->bad);
+		now = (++n & 15) ? start : tgt_clock(CLOCK_THREAD_CPUTIME_ID);
+	} while (now < start + 4e-3);
+	w->burst_cpu += now - start;
+}
+
+void *worker_busy(void *arg)
+{
+	pthread_barrier_wait(&start_line);
+	idle_busy(arg);
+	return NULL;
+}
+
+/*
+ * Wakes at its own instant in each round of n * 20 ms (its timer, not
+ * another thread, wakes it), runs a burst, blocks again; quits when posted.
+ */
+void *worker_idle(void *arg)
+{
+	struct worker *w = arg;
+	double at;
+
+	pthread_barrier_wait(&start_line);
+	for (at = idle_t0 + IDLE_GAP * (w->index + 1);; at += IDLE_GAP * idle_n) {
+		struct timespec ts = {(time_t)at, (long)((at - (double)(time_t)at) * 1e9)};
+
+		if (!sem_clockwait(&w->quit, CLOCK_MONOTONIC, &ts) || idle_stop)
+			return NULL;
+		idle_burst(w);
+	}
+}
+
+static sem_t blocked_quit;
+
+void *worker_blocked(void *arg)
+{
+	pthread_barrier_wait(&start_line);
+	while (sem_wait(&blocked_quit))
+		;
+	return arg;
+}
+
 /* Start @n threads running @fn, wait until all of them are at the start line. */
 static void start(struct worker *ws, int n, void *(*fn)(void *))
 {
@@ -319,23 +412,76 @@ static int run_pool(int argc, char **argv)
 	return bad ? 1 : 0;
 }
 
+static int run_idle(int argc, char **argv)
+{
+	static struct worker busy, ws[POOL_MAX];
+	double seconds = 2, cpu0, end, left, bursts = 0;
+	unsigned long bad = 0;
+	uint64_t ref = 0;
+	int n = 200, i;
+
+	if (argc > 4)
+		tgt_die("threads", "usage: threads idle [N] [SECONDS]");
+	if (argc >= 3)
+		n = (int)tgt_long_arg("threads", argv[2], 1, POOL_MAX);
+	if (argc == 4)
+		seconds = tgt_seconds_arg("threads", argv[3]);
+	cpu0 = tgt_clock(CLOCK_PROCESS_CPUTIME_ID);
+	for (i = 0; i < n; i++) {
+		ws[i] = (struct worker){.index = i};
+		sem_init(&ws[i].quit, 0, 0);
+	}
+	idle_n = n;
+	idle_t0 = tgt_clock(CLOCK_MONOTONIC) + 0.05;
+	start(ws, n, worker_idle);
+	pthread_barrier_destroy(&start_line);
+	start(&busy, 1, worker_busy);
+	tgt_ready("threads", "idle");
+	for (end = tgt_clock(CLOCK_MONOTONIC) + seconds;
+	     (left = end - tgt_clock(CLOCK_MONOTONIC)) > 0;) {
+		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+
+		nanosleep(&ts, NULL);
+	}
+	idle_stop = 1;
+	join(&busy, 1, &ref, &bad);
+	for (i = 0; i < n; i++)
+		sem_post(&ws[i].quit);
+	for (i = 0; i < n; i++) {
+		pthread_join(ws[i].thread, NULL);
+		bad += ws[i].bad;
+		if (ws[i].ref)
+			TGT_CHECK(&ref, ws[i].ref, bad);
+		bursts += ws[i].burst_cpu;
+	}
+	if (getenv("XP_TARGET_VERBOSE"))
+		fprintf(stderr, "threads: idle: bursts %.6f s CPU of %.6f s CPU\n", bursts,
+			tgt_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu0);
+	printf("threads: idle=%d unit=%016" PRIx64 " mismatches=%lu\n", n, ref, bad);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	static struct worker ws[MAX_WORKERS];
+	static struct worker ws[MAX_WORKERS], idle[POOL_MAX];
 	double seconds = 2, wall, cpu;
 	unsigned long bad = 0, units = 0;
 	uint64_t ref = 0;
-	int named = 0, laned = 0, arg = 1, n, i;
+	int named = 0, laned = 0, arg = 1, nidle = 0, n, i;
 
 	if (argc >= 2 && !strcmp(argv[1], "waves"))
 		return run_waves(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "pool"))
 		return run_pool(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "idle"))
+		return run_idle(argc, argv);
 	for (; arg < argc && argv[arg][0] == '-' && argv[arg][1]; arg++) {
 		if (!strcmp(argv[arg], "-n"))
 			named = 1;
 		else if (!strcmp(argv[arg], "-l"))
 			laned = 1;
+		else if (!strcmp(argv[arg], "-i") && arg + 1 < argc)
+			nidle = (int)tgt_long_arg("threads", argv[++arg], 0, POOL_MAX);
 		else
 			break;
 	}
@@ -344,13 +490,19 @@ int main(int argc, char **argv)
 		arg += 2;
 	}
 	if (arg >= argc || argc - arg > (units ? 1 : 2))
-		tgt_die("threads", "usage: threads [-n] [-l] N [SECONDS] | "
-				   "threads [-n] [-l] -r UNITS N | threads waves [MS] | "
-				   "threads pool [N] [SECONDS]");
+		tgt_die("threads", "usage: threads [-n] [-l] [-i IDLE] N [SECONDS] | "
+				   "threads [-n] [-l] [-i IDLE] -r UNITS N | threads waves [MS] | "
+				   "threads pool [N] [SECONDS]\n"
+				   "       threads idle [N] [SECONDS]");
 	n = (int)tgt_long_arg("threads", argv[arg], 1, laned ? MAX_LANES : MAX_WORKERS);
 	if (arg + 1 < argc)
 		seconds = tgt_seconds_arg("threads", argv[arg + 1]);
 
+	sem_init(&blocked_quit, 0, 0);
+	if (nidle) {
+		start(idle, nidle, worker_blocked);
+		pthread_barrier_destroy(&start_line);
+	}
 	for (i = 0; i < n; i++)
 		ws[i] = (struct worker){.index = i,
 					.named = named,
@@ -364,6 +516,10 @@ int main(int argc, char **argv)
 	join(ws, n, &ref, &bad);
 	wall = tgt_clock(CLOCK_MONOTONIC) - wall;
 	cpu = tgt_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu;
+	for (i = 0; i < nidle; i++)
+		sem_post(&blocked_quit);
+	for (i = 0; i < nidle; i++)
+		pthread_join(idle[i].thread, NULL);
 	/* For benchmarks: the work's own time, without a profiler's start-up. */
 	if (getenv("XP_TARGET_VERBOSE"))
 		fprintf(stderr, "threads: %d workers in %.6f s wall, %.6f s CPU\n", n, wall, cpu);
