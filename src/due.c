@@ -14,6 +14,7 @@
 #include "err.h"
 
 #include <errno.h>
+#include <time.h>
 
 /*
  * CPU mode: whether the stop found @th at a system call that has nothing to
@@ -121,26 +122,38 @@ static enum off_cpu off_cpu_state(struct sampler *s, struct xp_thread *th, uint6
 /*
  * Weight of a sample of @th taken now, and whether it is due at all
  * (cputime.h); with *@unsure, only if it runs now (its times scheduled in
- * into *@count).
+ * into *@count).  CPU mode: the counters read into *@ss, *@read false when
+ * unreadable.
  */
 static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *weight,
-		       bool *unsure, uint64_t *count)
+		       bool *unsure, uint64_t *count, struct procfs_sched *ss, bool *read)
 {
 	struct smp_thread *x = smp_thread_of(th);
-	struct procfs_sched ss;
+	bool same;
 
 	*unsure = false;
+	*read = false;
 	if (s->o->mode == SAMPLER_WALL) {
 		*weight = cputime_wall_weight(&x->cpu, now, s->period);
 		return true;
 	}
 	x->cpu.on_cpu = false;
-	if (read_schedstat(s, th, &ss)) {
+	if (read_schedstat(s, th, ss)) {
+		x->quiet = false;
 		*weight = s->period;
 		return x->schedstat_fd < 0;
 	}
-	*count = ss.count;
-	if (cputime_due(&x->cpu, &ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight))
+	*read = true;
+	same =
+	    x->cpu.last_known && ss->count == x->cpu.last_count && ss->cpu_ns == x->cpu.last_cpu_ns;
+	if (!same) {
+		x->quiet = false;
+		x->same_reads = 0;
+	} else if (x->same_reads < 3) {
+		x->same_reads++;
+	}
+	*count = ss->count;
+	if (cputime_due(&x->cpu, ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight))
 		return true;
 	*unsure = cputime_due_if_running(&x->cpu, s->period, weight);
 	return *unsure;
@@ -157,6 +170,7 @@ void smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sampl
 	struct procfs_sched ss;
 
 	x->cpu.resume_known = false;
+	x->quiet = false;
 	if (read_schedstat(s, th, &ss))
 		return;
 	if (!cputime_settle(&x->cpu, &ss, s->period, t, &r->weight)) {
@@ -224,18 +238,64 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
 	return true;
 }
 
-/* Whether a tick at @now should interrupt @th, with the sample's weight. */
-bool smp_want_sample(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *w)
+/*
+ * A tick found @x's thread blocked in a call: the CPU time it ran since its
+ * last sample was spent elsewhere, not in the call it sits in now.  Keep
+ * the time for the next sample that finds it running.  Until its counters
+ * move it is quiet (smp_find_due).
+ */
+static void note_blocked(struct smp_thread *x, uint64_t now)
+{
+	x->blocked_since = true;
+	x->blocks_seen = true;
+	cputime_not_running(&x->cpu);
+	x->quiet = true;
+	x->quiet_at = now;
+}
+
+/* Not for a tick: stopped, interrupted already, or a copy of xprof before its exec. */
+static bool unread(struct xp_thread *th)
+{
+	return th->state != THREAD_RUNNING || smp_thread_of(th)->sample_wanted || !th->proc->execed;
+}
+
+/*
+ * Whether a tick at @now should interrupt @th, with the sample's weight;
+ * its counters go into @p's sum (smp_find_due).
+ */
+static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc *p, uint64_t now,
+			uint64_t *w)
 {
 	struct smp_thread *x = smp_thread_of(th);
+	struct procfs_sched ss;
 	uint64_t sp, pc, count = 0;
 	enum off_cpu where = OFF_UNKNOWN;
-	bool unsure;
+	bool unsure, read, due;
 	int64_t nr;
 
-	if (th->state != THREAD_RUNNING || x->sample_wanted || !th->proc->execed)
+	if (unread(th)) {
+		p->unread++; /* for the sum only if needed (smp_find_due) */
 		return false;
-	if (!thread_due(s, th, now, w, &unsure, &count))
+	}
+	due = thread_due(s, th, now, w, &unsure, &count, &ss, &read);
+	if (s->o->mode == SAMPLER_CPU) {
+		if (read)
+			p->known_ns += ss.cpu_ns;
+		else
+			p->unknown = true;
+	}
+	/*
+	 * Not due, its counters unmoved at two reads in a row, not known to run
+	 * (which would move them within a kernel tick) nor to wait: if it is
+	 * blocked, it is quiet from now on.  Asked once per such stretch.
+	 */
+	if (!due && read && x->same_reads == 2 && !x->cpu.off_cpu && !x->cpu.on_cpu) {
+		nr = read_blocked(th, &sp, &pc);
+		if (nr >= 0)
+			note_blocked(x, now);
+		return false;
+	}
+	if (!due)
 		return false;
 	if (s->o->mode == SAMPLER_WALL && sample_blocked(s, th, now, *w))
 		return false;
@@ -249,14 +309,7 @@ bool smp_want_sample(struct sampler *s, struct xp_thread *th, uint64_t now, uint
 	if (nr == PROCFS_GONE)
 		return false;
 	if (nr >= 0) {
-		/*
-		 * It ran, then blocked: the CPU time was spent elsewhere, not in
-		 * the system call it sits in now.  Keep the time for the next
-		 * sample that finds it running.
-		 */
-		x->blocked_since = true;
-		x->blocks_seen = true;
-		cputime_not_running(&x->cpu);
+		note_blocked(x, now);
 		return false;
 	}
 	/*
@@ -284,6 +337,191 @@ bool smp_want_sample(struct sampler *s, struct xp_thread *th, uint64_t now, uint
 	return true;
 }
 
+/* Its CPU clock (the sum of its threads' counters) into @ns; false when unknown. */
+static bool proc_clock(struct smp_proc *p, pid_t pid, uint64_t *ns)
+{
+	struct timespec ts;
+
+	if (!p->clock_ok)
+		p->clock_ok = clock_getcpuclockid(pid, &p->clock) ? -1 : 1;
+	if (p->clock_ok < 0 || clock_gettime(p->clock, &ts))
+		return false;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return true;
+}
+
+/* @proc's state at this tick, its clock read at the first of its threads. */
+static struct smp_proc *tick_proc(struct sampler *s, struct xp_process *proc)
+{
+	struct smp_proc *p = smp_proc_of(s, proc);
+
+	if (p->tick != s->st->ticks) {
+		p->tick = s->st->ticks;
+		p->known_ns = 0;
+		p->quiet = 0;
+		p->unread = 0;
+		p->filled = false;
+		p->sweep = false;
+		p->unknown = s->o->mode != SAMPLER_CPU || !proc_clock(p, proc->pid, &p->clock_ns);
+	}
+	return p;
+}
+
+/* The state of the tracer's @k-th process if this tick saw a thread of it, else NULL. */
+static struct smp_proc *ticked_proc(struct sampler *s, unsigned long k)
+{
+	struct smp_proc *p = s->tr->procs[k]->priv;
+
+	return p && p->tick == s->st->ticks ? p : NULL;
+}
+
+/*
+ * Quiet, and not read at this tick unless its process is swept
+ * (smp_find_due).  Not while the process's sum is unknown since the last
+ * tick: it would be swept anyway (64 busy threads beside a blocked one,
+ * the sum never known for those interrupted: a walk of all the threads
+ * per tick for nothing).
+ */
+static bool is_quiet(struct xp_thread *th, struct smp_proc *p)
+{
+	return smp_thread_of(th)->quiet && p->clock_ok > 0 && p->rest_known &&
+	       th->state == THREAD_RUNNING;
+}
+
+static void add_due(struct sampler *s, struct xp_thread *th, uint64_t w)
+{
+	xp_grow((void **)&s->due, &s->due_alloc, s->ndue + 1, sizeof(*s->due));
+	s->due[s->ndue++] = (struct smp_due){
+	    .th = th, .weight = w, .cpu = s->o->same_cpu ? smp_thread_cpu(th) : -1};
+}
+
+/* Whether @p's known_ns holds all its threads' counters. */
+static bool known_all(const struct smp_proc *p)
+{
+	return !p->unknown && (!p->unread || p->filled);
+}
+
+/*
+ * After the threads that are not quiet were read: whether @p's quiet ones
+ * must be read too.  Its clock less the counters known (those read, and
+ * the quiet ones' as they were) is its exited threads' time: if that
+ * changed, a quiet thread's counter moved.  A quiet thread woken since
+ * may run without moving it yet (until the kernel's tick or a switch);
+ * more tasks runnable on the machine than threads of ours not quiet may
+ * be such a one.  And at least every SMP_QUIET_SWEEP_NS.
+ */
+static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64_t now)
+{
+	uint64_t t, rest = p->clock_ns - p->known_ns;
+	bool exact = known_all(p) && proc_clock(p, pid, &t) && t == p->clock_ns;
+	long others;
+
+	if (p->quiet) {
+		others = exact && p->rest_known && rest == p->rest_ns &&
+				 now - p->swept_at < SMP_QUIET_SWEEP_NS
+			     ? smp_others_running(s)
+			     : -1;
+		p->sweep = others < 0 || others > (long)s->awake;
+		if (p->sweep)
+			return;
+	}
+	p->rest_known = exact;
+	p->rest_ns = rest;
+}
+
+/* After the sweep of @p: its counters are all read now. */
+static void swept(struct sampler *s, struct smp_proc *p, pid_t pid, uint64_t now)
+{
+	uint64_t t;
+
+	p->rest_known = known_all(p) && proc_clock(p, pid, &t) && t == p->clock_ns;
+	p->rest_ns = p->clock_ns - p->known_ns;
+	p->swept_at = now;
+	s->st->quiet_sweeps++;
+}
+
+/*
+ * Every thread's counters were read at every tick: with 200 threads
+ * blocked beside 2 busy ones on 2 CPUs, 200 reads a tick took a third of
+ * a CPU at 3999 Hz and made the busy threads' work 2.5 times longer.  A
+ * thread found blocked in a call, its counters unmoved since, is quiet:
+ * it cannot run again without getting a CPU, and it is read only when a
+ * counter of its process moved unseen, or a task may run unseen
+ * (check_quiet).  Its counters are taken as unmoved meanwhile.
+ */
+void smp_find_due(struct sampler *s, uint64_t now)
+{
+	struct xp_thread *th;
+	struct smp_proc *p;
+	unsigned long i = 0, k;
+	bool fill = false, any = false;
+	uint64_t w;
+
+	s->ndue = 0;
+	s->awake = 0;
+	while ((th = tracer_thread_at(s->tr, &i))) {
+		struct smp_thread *x = smp_thread_of(th);
+
+		p = tick_proc(s, th->proc);
+		if (is_quiet(th, p)) {
+			x->skipped = s->st->ticks;
+			p->known_ns += x->cpu.last_cpu_ns;
+			p->quiet++;
+			x->cpu.last_time = x->quiet_at;
+			x->quiet_at = now;
+			s->st->quiet_skips++;
+			continue;
+		}
+		s->awake++;
+		if (want_sample(s, th, p, now, &w))
+			add_due(s, th, w);
+	}
+	if (s->o->mode != SAMPLER_CPU)
+		return;
+	/*
+	 * The counters of the threads not for this tick count in the sum too,
+	 * read when they are fewer than the quiet threads they spare (64 busy
+	 * threads, a third of them interrupted and waiting for a CPU at each
+	 * tick, beside one blocked: 16 us a sample more when they were read).
+	 */
+	for (k = 0; k < s->tr->nprocs; k++)
+		if ((p = ticked_proc(s, k)) && p->quiet && p->unread && p->unread < p->quiet)
+			fill = p->filled = true;
+	for (i = 0; fill && (th = tracer_thread_at(s->tr, &i));) {
+		struct procfs_sched ss;
+
+		p = tick_proc(s, th->proc);
+		if (!p->filled || is_quiet(th, p) || !unread(th))
+			continue;
+		if (!read_schedstat(s, th, &ss))
+			p->known_ns += ss.cpu_ns;
+		else
+			p->unknown = true;
+	}
+	for (k = 0; k < s->tr->nprocs; k++) {
+		if (!(p = ticked_proc(s, k)))
+			continue;
+		check_quiet(s, p, s->tr->procs[k]->pid, now);
+		any |= p->sweep;
+	}
+	if (!any)
+		return;
+	for (i = 0; (th = tracer_thread_at(s->tr, &i));) {
+		struct smp_thread *x = smp_thread_of(th);
+
+		p = tick_proc(s, th->proc);
+		if (!p->sweep || x->skipped != s->st->ticks)
+			continue;
+		p->known_ns -= x->cpu.last_cpu_ns;
+		s->st->quiet_skips--;
+		if (want_sample(s, th, p, now, &w))
+			add_due(s, th, w);
+	}
+	for (k = 0; k < s->tr->nprocs; k++)
+		if ((p = ticked_proc(s, k)) && p->sweep)
+			swept(s, p, s->tr->procs[k]->pid, now);
+}
+
 /*
  * Sampling starts again after a pause: what each thread ran meanwhile is
  * not in its next sample (cputime_rebase).
@@ -297,6 +535,8 @@ void smp_rebase_threads(struct sampler *s, uint64_t now)
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		struct smp_thread *x = smp_thread_of(th);
 
+		x->quiet = false;
+		x->same_reads = 0;
 		if (s->o->mode == SAMPLER_CPU && read_schedstat(s, th, &ss))
 			continue; /* unreadable: sampled at every tick anyway (thread_due) */
 		cputime_rebase(&x->cpu, ss.cpu_ns, now, s->period);

@@ -109,20 +109,11 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 
 static void tick(struct sampler *s)
 {
-	uint64_t now = smp_now(s), w;
-	struct xp_thread *th;
-	unsigned long i = 0;
+	uint64_t now = smp_now(s);
 
 	s->st->ticks++;
-	s->ndue = 0;
 	s->running_read = false;
-	while ((th = tracer_thread_at(s->tr, &i))) {
-		if (!smp_want_sample(s, th, now, &w))
-			continue;
-		xp_grow((void **)&s->due, &s->due_alloc, s->ndue + 1, sizeof(*s->due));
-		s->due[s->ndue++] = (struct smp_due){
-		    .th = th, .weight = w, .cpu = s->o->same_cpu ? smp_thread_cpu(th) : -1};
-	}
+	smp_find_due(s, now);
 	smp_interrupt_due(s, now);
 }
 

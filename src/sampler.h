@@ -99,6 +99,8 @@ struct sampler_stats {
 	    dropped_idle; /* cpu mode: stops of a thread that had run < period/8 since its last */
 	uint64_t running_checks; /* cpu mode: status reads to tell a running thread from a waiting one */
 	uint64_t running_found;	 /* ... that found it running */
+	uint64_t quiet_skips;	 /* cpu mode: schedstat reads left out at ticks (quiet threads) */
+	uint64_t quiet_sweeps;	 /* ... ticks that read a process's quiet threads all the same */
 	uint64_t reused;  /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns; /* how long sampling ran (pauses and --delay not included) */
 	uint64_t weight_total;

@@ -23,6 +23,8 @@
 #include "trigger.h"
 #include "arch.h"
 
+#include <time.h>
+
 /* The sampler's state of one thread (xp_thread.priv). */
 struct smp_thread {
 	bool sample_wanted; /* take a sample at its next stop of any kind */
@@ -49,7 +51,19 @@ struct smp_thread {
 	uint64_t vol_seen; /* ... (off_cpu_state) */
 	uint32_t stops_since; /* its ptrace stops since that look, each a voluntary switch */
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
+	/*
+	 * Found blocked in a call, its counters unmoved since: quiet, its
+	 * schedstat not read at each tick (smp_find_due).  quiet_at: the
+	 * last tick that took them as unmoved.
+	 */
+	bool quiet;
+	uint8_t same_reads; /* reads in a row that found its counters unmoved (up to 2) */
+	uint64_t quiet_at;
+	uint64_t skipped; /* the last tick that left it out */
 };
+
+/* A process's quiet threads are read at least this often (smp_find_due). */
+#define SMP_QUIET_SWEEP_NS 50000000ull
 
 /* Queued samples unwound per turn of the loop while stops are pending (and an eighth of the rest). */
 #define SMP_DRAIN_SOME 8
@@ -71,6 +85,24 @@ struct smp_proc {
 	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
 	struct stackcopy_src mem;
 	struct addrspace as;
+	/*
+	 * Whether its quiet threads' counters moved (smp_find_due): its CPU
+	 * clock (the sum of its threads' counters, and of those that exited)
+	 * against the counters known at this tick, read or taken as unmoved.
+	 */
+	int8_t clock_ok; /* 0: not opened yet, 1: clock is its CPU clock, -1: none */
+	clockid_t clock;
+	uint64_t tick;	      /* the tick the fields below describe (stats.ticks) */
+	uint64_t clock_ns;    /* its CPU clock before this tick's reads */
+	uint64_t known_ns;    /* its threads' counters at this tick */
+	bool unknown;	      /* one at least was unreadable: known_ns is not all */
+	unsigned long unread; /* its threads not for this tick (not in known_ns ... */
+	bool filled;	      /* ... unless read for it all the same) */
+	bool sweep;	      /* this tick reads its quiet threads */
+	unsigned long quiet;  /* its quiet threads at this tick */
+	bool rest_known;      /* rest_ns holds its clock less its threads' counters */
+	uint64_t rest_ns;     /* (the time of its exited threads), at the last tick */
+	uint64_t swept_at;    /* when its quiet threads were last read */
 };
 
 /* A raw sample waiting to be unwound. */
@@ -117,6 +149,7 @@ struct sampler {
 	unsigned long ndue, due_alloc;
 	long running;	   /* smp_others_running's count at this tick, -1: unreadable */
 	bool running_read; /* ... read at this tick */
+	unsigned long awake; /* this tick's threads not quiet (smp_find_due) */
 	bool warned_nofile; /* out of open files, said so */
 	/*
 	 * Sampling runs (ticks interrupt threads) only while enabled; every
@@ -206,8 +239,8 @@ void smp_interrupt_due(struct sampler *s, uint64_t now);
 void smp_collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns);
 
 /* due.c: the due rule on a live thread. */
-/* Whether a tick at @now should interrupt @th, with the sample's weight in @w. */
-bool smp_want_sample(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *w);
+/* The threads a tick at @now should interrupt, with their weights, into s->due. */
+void smp_find_due(struct sampler *s, uint64_t now);
 /*
  * CPU mode: whether the stop that gave @regs found @x's thread at a system
  * call that has nothing to do with where its CPU time went (no sample).

@@ -499,6 +499,8 @@ void smp_write_stats(struct sampler *s)
 	    {"dropped_idle", st->dropped_idle},
 	    {"running_checks", st->running_checks},
 	    {"running_found", st->running_found},
+	    {"quiet_skips", st->quiet_skips},
+	    {"quiet_sweeps", st->quiet_sweeps},
 	    {"vanished", s->tr->vanished},
 	    {"threads", s->tr->threads_seen},
 	    {"processes", s->tr->procs_seen},
