@@ -144,6 +144,7 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 		return x->schedstat_fd < 0;
 	}
 	*read = true;
+	x->seen_at = now;
 	same =
 	    x->cpu.last_known && ss->count == x->cpu.last_count && ss->cpu_ns == x->cpu.last_cpu_ns;
 	if (!same) {
@@ -244,17 +245,16 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
  * the time for the next sample that finds it running.  Until its counters
  * move it is quiet (smp_find_due).
  */
-static void note_blocked(struct smp_thread *x, uint64_t now)
+static void note_blocked(struct smp_thread *x)
 {
 	x->blocked_since = true;
 	x->blocks_seen = true;
 	cputime_not_running(&x->cpu);
 	x->quiet = true;
-	x->quiet_at = now;
 }
 
 /* Not for a tick: stopped, interrupted already, or a copy of xprof before its exec. */
-static bool unread(struct xp_thread *th)
+static bool not_for_tick(struct xp_thread *th)
 {
 	return th->state != THREAD_RUNNING || smp_thread_of(th)->sample_wanted || !th->proc->execed;
 }
@@ -273,8 +273,8 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	bool unsure, read, due;
 	int64_t nr;
 
-	if (unread(th)) {
-		p->unread++; /* for the sum only if needed (smp_find_due) */
+	if (not_for_tick(th)) {
+		p->nunread++; /* into the sum only if needed (smp_find_due) */
 		return false;
 	}
 	due = thread_due(s, th, now, w, &unsure, &count, &ss, &read);
@@ -292,7 +292,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	if (!due && read && x->same_reads == 2 && !x->cpu.off_cpu && !x->cpu.on_cpu) {
 		nr = read_blocked(th, &sp, &pc);
 		if (nr >= 0)
-			note_blocked(x, now);
+			note_blocked(x);
 		return false;
 	}
 	if (!due)
@@ -309,7 +309,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	if (nr == PROCFS_GONE)
 		return false;
 	if (nr >= 0) {
-		note_blocked(x, now);
+		note_blocked(x);
 		return false;
 	}
 	/*
@@ -350,42 +350,37 @@ static bool proc_clock(struct smp_proc *p, pid_t pid, uint64_t *ns)
 	return true;
 }
 
-/* @proc's state at this tick, its clock read at the first of its threads. */
+/*
+ * @proc's state at this tick, started at the first of its threads: its
+ * clock is read there if it had quiet threads at its last tick (the clock
+ * sums all its threads in the kernel: ~7.5 ns each).
+ */
 static struct smp_proc *tick_proc(struct sampler *s, struct xp_process *proc)
 {
 	struct smp_proc *p = smp_proc_of(s, proc);
+	bool had_quiet = p->nquiet > 0;
 
-	if (p->tick != s->st->ticks) {
-		p->tick = s->st->ticks;
-		p->known_ns = 0;
-		p->quiet = 0;
-		p->unread = 0;
-		p->filled = false;
-		p->sweep = false;
-		p->unknown = s->o->mode != SAMPLER_CPU || !proc_clock(p, proc->pid, &p->clock_ns);
-	}
+	if (p->tick == s->st->ticks)
+		return p;
+	xp_grow((void **)&s->procs, &s->procs_alloc, s->nprocs + 1, sizeof(*s->procs));
+	s->procs[s->nprocs++] = proc;
+	p->tick = s->st->ticks;
+	p->known_ns = 0;
+	p->nquiet = p->nskipped = p->nunread = 0;
+	p->filled = p->sweep = false;
+	p->unknown =
+	    s->o->mode != SAMPLER_CPU || !had_quiet || !proc_clock(p, proc->pid, &p->clock_ns);
 	return p;
 }
 
-/* The state of the tracer's @k-th process if this tick saw a thread of it, else NULL. */
-static struct smp_proc *ticked_proc(struct sampler *s, unsigned long k)
-{
-	struct smp_proc *p = s->tr->procs[k]->priv;
-
-	return p && p->tick == s->st->ticks ? p : NULL;
-}
-
 /*
- * Quiet, and not read at this tick unless its process is swept
- * (smp_find_due).  Not while the process's sum is unknown since the last
- * tick: it would be swept anyway (64 busy threads beside a blocked one,
- * the sum never known for those interrupted: a walk of all the threads
- * per tick for nothing).
+ * Quiet, and left out at this tick unless its process is swept
+ * (smp_find_due).  Not while the process's sum is unknown since its last
+ * tick: it would be swept all the same.
  */
 static bool is_quiet(struct xp_thread *th, struct smp_proc *p)
 {
-	return smp_thread_of(th)->quiet && p->clock_ok > 0 && p->rest_known &&
-	       th->state == THREAD_RUNNING;
+	return smp_thread_of(th)->quiet && p->rest_known && th->state == THREAD_RUNNING;
 }
 
 static void add_due(struct sampler *s, struct xp_thread *th, uint64_t w)
@@ -398,17 +393,17 @@ static void add_due(struct sampler *s, struct xp_thread *th, uint64_t w)
 /* Whether @p's known_ns holds all its threads' counters. */
 static bool known_all(const struct smp_proc *p)
 {
-	return !p->unknown && (!p->unread || p->filled);
+	return !p->unknown && (!p->nunread || p->filled);
 }
 
 /*
  * After the threads that are not quiet were read: whether @p's quiet ones
- * must be read too.  Its clock less the counters known (those read, and
- * the quiet ones' as they were) is its exited threads' time: if that
- * changed, a quiet thread's counter moved.  A quiet thread woken since
- * may run without moving it yet (until the kernel's tick or a switch);
- * more tasks runnable on the machine than threads of ours not quiet may
- * be such a one.  And at least every SMP_QUIET_SWEEP_NS.
+ * left out must be read too.  Its clock less the counters known (those
+ * read, and the quiet ones' as they were) is its exited threads' time: if
+ * that changed, a quiet thread's counter moved.  A quiet thread woken
+ * since may run without moving it yet (until the kernel's tick or a
+ * switch); more tasks runnable on the machine than threads of ours that
+ * may run may be such a one.  And at least every SMP_QUIET_SWEEP_NS.
  */
 static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64_t now)
 {
@@ -416,9 +411,8 @@ static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64
 	bool exact = known_all(p) && proc_clock(p, pid, &t) && t == p->clock_ns;
 	long others;
 
-	if (p->quiet) {
-		others = exact && p->rest_known && rest == p->rest_ns &&
-				 now - p->swept_at < SMP_QUIET_SWEEP_NS
+	if (p->nskipped) {
+		others = exact && rest == p->rest_ns && now - p->swept_at < SMP_QUIET_SWEEP_NS
 			     ? smp_others_running(s)
 			     : -1;
 		p->sweep = others < 0 || others > (long)s->awake;
@@ -443,7 +437,7 @@ static void swept(struct sampler *s, struct smp_proc *p, pid_t pid, uint64_t now
 /*
  * Every thread's counters were read at every tick: with 200 threads
  * blocked beside 2 busy ones on 2 CPUs, 200 reads a tick took a third of
- * a CPU at 3999 Hz and made the busy threads' work 2.5 times longer.  A
+ * a CPU at 3999 Hz and made the busy threads' work 2.4 times longer.  A
  * thread found blocked in a call, its counters unmoved since, is quiet:
  * it cannot run again without getting a CPU, and it is read only when a
  * counter of its process moved unseen, or a task may run unseen
@@ -459,6 +453,7 @@ void smp_find_due(struct sampler *s, uint64_t now)
 
 	s->ndue = 0;
 	s->awake = 0;
+	s->nprocs = 0;
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		struct smp_thread *x = smp_thread_of(th);
 
@@ -466,15 +461,19 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		if (is_quiet(th, p)) {
 			x->skipped = s->st->ticks;
 			p->known_ns += x->cpu.last_cpu_ns;
-			p->quiet++;
-			x->cpu.last_time = x->quiet_at;
-			x->quiet_at = now;
+			p->nquiet++;
+			p->nskipped++;
+			x->cpu.last_time = x->seen_at;
+			x->seen_at = now;
 			s->st->quiet_skips++;
 			continue;
 		}
-		s->awake++;
 		if (want_sample(s, th, p, now, &w))
 			add_due(s, th, w);
+		if (th->state == THREAD_RUNNING && x->quiet)
+			p->nquiet++;
+		else if (th->state == THREAD_RUNNING)
+			s->awake++;
 	}
 	if (s->o->mode != SAMPLER_CPU)
 		return;
@@ -484,24 +483,25 @@ void smp_find_due(struct sampler *s, uint64_t now)
 	 * threads, a third of them interrupted and waiting for a CPU at each
 	 * tick, beside one blocked: 16 us a sample more when they were read).
 	 */
-	for (k = 0; k < s->tr->nprocs; k++)
-		if ((p = ticked_proc(s, k)) && p->quiet && p->unread && p->unread < p->quiet)
+	for (k = 0; k < s->nprocs; k++) {
+		p = smp_proc_of(s, s->procs[k]);
+		if (!p->unknown && p->nunread && p->nunread < p->nquiet)
 			fill = p->filled = true;
+	}
 	for (i = 0; fill && (th = tracer_thread_at(s->tr, &i));) {
 		struct procfs_sched ss;
 
 		p = tick_proc(s, th->proc);
-		if (!p->filled || is_quiet(th, p) || !unread(th))
+		if (!p->filled || !not_for_tick(th))
 			continue;
 		if (!read_schedstat(s, th, &ss))
 			p->known_ns += ss.cpu_ns;
 		else
 			p->unknown = true;
 	}
-	for (k = 0; k < s->tr->nprocs; k++) {
-		if (!(p = ticked_proc(s, k)))
-			continue;
-		check_quiet(s, p, s->tr->procs[k]->pid, now);
+	for (k = 0; k < s->nprocs; k++) {
+		p = smp_proc_of(s, s->procs[k]);
+		check_quiet(s, p, s->procs[k]->pid, now);
 		any |= p->sweep;
 	}
 	if (!any)
@@ -517,9 +517,11 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		if (want_sample(s, th, p, now, &w))
 			add_due(s, th, w);
 	}
-	for (k = 0; k < s->tr->nprocs; k++)
-		if ((p = ticked_proc(s, k)) && p->sweep)
-			swept(s, p, s->tr->procs[k]->pid, now);
+	for (k = 0; k < s->nprocs; k++) {
+		p = smp_proc_of(s, s->procs[k]);
+		if (p->sweep)
+			swept(s, p, s->procs[k]->pid, now);
+	}
 }
 
 /*

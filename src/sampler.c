@@ -673,7 +673,7 @@ static void release(struct sampler *s)
 	memset(&t->hooks, 0, sizeof(t->hooks));
 	for (i = 0; i < s->qalloc; i++)
 		free(s->q[i].copy);
-	XP_FREE_ALL(s->q, s->due, s->pcs, s->flags);
+	XP_FREE_ALL(s->q, s->due, s->procs, s->pcs, s->flags);
 	stacktab_release(&s->stacks);
 	capture_release(&s->cap);
 	unwinder_free(s->unw);

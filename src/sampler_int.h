@@ -53,12 +53,11 @@ struct smp_thread {
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
 	/*
 	 * Found blocked in a call, its counters unmoved since: quiet, its
-	 * schedstat not read at each tick (smp_find_due).  quiet_at: the
-	 * last tick that took them as unmoved.
+	 * schedstat not read at each tick (smp_find_due).
 	 */
 	bool quiet;
-	uint8_t same_reads; /* reads in a row that found its counters unmoved (up to 2) */
-	uint64_t quiet_at;
+	uint8_t same_reads; /* reads in a row that found its counters unmoved (up to 3) */
+	uint64_t seen_at;   /* its last read, or the last tick that took them as unmoved */
 	uint64_t skipped; /* the last tick that left it out */
 };
 
@@ -92,16 +91,17 @@ struct smp_proc {
 	 */
 	int8_t clock_ok; /* 0: not opened yet, 1: clock is its CPU clock, -1: none */
 	clockid_t clock;
-	uint64_t tick;	      /* the tick the fields below describe (stats.ticks) */
-	uint64_t clock_ns;    /* its CPU clock before this tick's reads */
-	uint64_t known_ns;    /* its threads' counters at this tick */
-	bool unknown;	      /* one at least was unreadable: known_ns is not all */
-	unsigned long unread; /* its threads not for this tick (not in known_ns ... */
-	bool filled;	      /* ... unless read for it all the same) */
-	bool sweep;	      /* this tick reads its quiet threads */
-	unsigned long quiet;  /* its quiet threads at this tick */
-	bool rest_known;      /* rest_ns holds its clock less its threads' counters */
-	uint64_t rest_ns;     /* (the time of its exited threads), at the last tick */
+	uint64_t tick;		/* the tick the fields below describe (stats.ticks) */
+	uint64_t clock_ns;	/* its CPU clock before this tick's reads */
+	uint64_t known_ns;	/* its threads' counters at this tick */
+	bool unknown;		/* clock unread, or a counter unreadable: known_ns is not all */
+	unsigned long nquiet;	/* its quiet threads at this tick ... */
+	unsigned long nskipped; /* ... those left out */
+	unsigned long nunread;	/* its threads not for this tick (not in known_ns ... */
+	bool filled;		/* ... unless read for it all the same) */
+	bool sweep;		/* this tick reads the quiet threads it left out */
+	bool rest_known;	/* rest_ns holds its clock less its threads' counters */
+	uint64_t rest_ns;	/* (the time of its exited threads), at the last tick */
 	uint64_t swept_at;    /* when its quiet threads were last read */
 };
 
@@ -149,7 +149,9 @@ struct sampler {
 	unsigned long ndue, due_alloc;
 	long running;	   /* smp_others_running's count at this tick, -1: unreadable */
 	bool running_read; /* ... read at this tick */
-	unsigned long awake; /* this tick's threads not quiet (smp_find_due) */
+	unsigned long awake;	   /* this tick's threads that may run (smp_find_due) */
+	struct xp_process **procs; /* ... their processes */
+	unsigned long nprocs, procs_alloc;
 	bool warned_nofile; /* out of open files, said so */
 	/*
 	 * Sampling runs (ticks interrupt threads) only while enabled; every
