@@ -352,13 +352,15 @@ static bool proc_clock(struct smp_proc *p, pid_t pid, uint64_t *ns)
 
 /*
  * @proc's state at this tick, started at the first of its threads: its
- * clock is read there if it had quiet threads at its last tick (the clock
- * sums all its threads in the kernel: ~7.5 ns each).
+ * clock is read there if at its last tick it had quiet threads, more than
+ * those not for a tick (which its sum needs then: smp_find_due).  The
+ * clock sums all its threads in the kernel, ~7.5 ns each: 64 busy threads
+ * beside a blocked main read it at every tick for nothing.
  */
 static struct smp_proc *tick_proc(struct sampler *s, struct xp_process *proc)
 {
 	struct smp_proc *p = smp_proc_of(s, proc);
-	bool had_quiet = p->nquiet > 0;
+	bool had_quiet = p->nquiet > p->nunread;
 
 	if (p->tick == s->st->ticks)
 		return p;
