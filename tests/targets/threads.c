@@ -255,6 +255,35 @@ void *worker_pool(void *arg)
 	return NULL;
 }
 
+/* @s seconds (of CLOCK_MONOTONIC, or a span) as a timespec. */
+static struct timespec timespec_of(double s)
+{
+	return (struct timespec){(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+}
+
+/* Sleep @seconds of wall time, through interruptions. */
+static void sleep_wall(double seconds)
+{
+	double end = tgt_clock(CLOCK_MONOTONIC) + seconds, left;
+
+	while ((left = end - tgt_clock(CLOCK_MONOTONIC)) > 0) {
+		struct timespec ts = timespec_of(left);
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* "threads MODE [N] [SECONDS]": N (at most POOL_MAX) into *@n, SECONDS into *@seconds. */
+static void mode_args(int argc, char **argv, const char *usage, int *n, double *seconds)
+{
+	if (argc > 4)
+		tgt_die("threads", usage);
+	if (argc >= 3)
+		*n = (int)tgt_long_arg("threads", argv[2], 1, POOL_MAX);
+	if (argc == 4)
+		*seconds = tgt_seconds_arg("threads", argv[3]);
+}
+
 static volatile int idle_stop;
 static double idle_t0; /* threads idle: when the first round starts */
 static int idle_n;
@@ -307,7 +336,7 @@ void *worker_idle(void *arg)
 
 	pthread_barrier_wait(&start_line);
 	for (at = idle_t0 + IDLE_GAP * (w->index + 1);; at += IDLE_GAP * idle_n) {
-		struct timespec ts = {(time_t)at, (long)((at - (double)(time_t)at) * 1e9)};
+		struct timespec ts = timespec_of(at);
 
 		if (!sem_clockwait(&w->quit, CLOCK_MONOTONIC, &ts) || idle_stop)
 			return NULL;
@@ -390,22 +419,12 @@ static int run_pool(int argc, char **argv)
 	uint64_t ref = 0;
 	int n = 100, i;
 
-	if (argc > 4)
-		tgt_die("threads", "usage: threads pool [N] [SECONDS]");
-	if (argc >= 3)
-		n = (int)tgt_long_arg("threads", argv[2], 1, POOL_MAX);
-	if (argc == 4)
-		seconds = tgt_seconds_arg("threads", argv[3]);
+	mode_args(argc, argv, "usage: threads pool [N] [SECONDS]", &n, &seconds);
 	for (i = 0; i < n; i++)
 		ws[i] = (struct worker){.index = i};
 	start(ws, n, worker_pool);
 	tgt_ready("threads", "pool");
-	for (double end = tgt_clock(CLOCK_MONOTONIC) + seconds, left;
-	     (left = end - tgt_clock(CLOCK_MONOTONIC)) > 0;) {
-		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-
-		nanosleep(&ts, NULL);
-	}
+	sleep_wall(seconds);
 	pool_stop = 1;
 	join(ws, n, &ref, &bad);
 	printf("threads: pool=%d unit=%016" PRIx64 " mismatches=%lu\n", n, ref, bad);
@@ -415,17 +434,12 @@ static int run_pool(int argc, char **argv)
 static int run_idle(int argc, char **argv)
 {
 	static struct worker busy, ws[POOL_MAX];
-	double seconds = 2, cpu0, end, left, bursts = 0;
+	double seconds = 2, cpu0, bursts = 0;
 	unsigned long bad = 0;
 	uint64_t ref = 0;
 	int n = 200, i;
 
-	if (argc > 4)
-		tgt_die("threads", "usage: threads idle [N] [SECONDS]");
-	if (argc >= 3)
-		n = (int)tgt_long_arg("threads", argv[2], 1, POOL_MAX);
-	if (argc == 4)
-		seconds = tgt_seconds_arg("threads", argv[3]);
+	mode_args(argc, argv, "usage: threads idle [N] [SECONDS]", &n, &seconds);
 	cpu0 = tgt_clock(CLOCK_PROCESS_CPUTIME_ID);
 	for (i = 0; i < n; i++) {
 		ws[i] = (struct worker){.index = i};
@@ -437,12 +451,7 @@ static int run_idle(int argc, char **argv)
 	pthread_barrier_destroy(&start_line);
 	start(&busy, 1, worker_busy);
 	tgt_ready("threads", "idle");
-	for (end = tgt_clock(CLOCK_MONOTONIC) + seconds;
-	     (left = end - tgt_clock(CLOCK_MONOTONIC)) > 0;) {
-		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-
-		nanosleep(&ts, NULL);
-	}
+	sleep_wall(seconds);
 	idle_stop = 1;
 	join(&busy, 1, &ref, &bad);
 	for (i = 0; i < n; i++)
