@@ -139,7 +139,7 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 	}
 	x->cpu.on_cpu = false;
 	if (read_schedstat(s, th, ss)) {
-		x->quiet = false;
+		x->off_blocked = false;
 		*weight = s->period;
 		return x->schedstat_fd < 0;
 	}
@@ -147,12 +147,10 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, ui
 	x->seen_at = now;
 	same =
 	    x->cpu.last_known && ss->count == x->cpu.last_count && ss->cpu_ns == x->cpu.last_cpu_ns;
-	if (!same) {
-		x->quiet = false;
+	if (!same)
 		x->same_reads = 0;
-	} else if (x->same_reads < 3) {
+	else if (x->same_reads < 3)
 		x->same_reads++;
-	}
 	*count = ss->count;
 	if (cputime_due(&x->cpu, ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight))
 		return true;
@@ -171,7 +169,6 @@ void smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sampl
 	struct procfs_sched ss;
 
 	x->cpu.resume_known = false;
-	x->quiet = false;
 	if (read_schedstat(s, th, &ss))
 		return;
 	if (!cputime_settle(&x->cpu, &ss, s->period, t, &r->weight)) {
@@ -250,7 +247,17 @@ static void note_blocked(struct smp_thread *x)
 	x->blocked_since = true;
 	x->blocks_seen = true;
 	cputime_not_running(&x->cpu);
-	x->quiet = true;
+	x->off_blocked = true;
+}
+
+/*
+ * Found blocked in a call, its counters unmoved since (cputime's off_cpu
+ * holds until they move): its schedstat is not read at each tick
+ * (smp_find_due).
+ */
+static bool quiet(const struct smp_thread *x)
+{
+	return x->cpu.off_cpu && x->off_blocked;
 }
 
 /* Not for a tick: stopped, interrupted already, or a copy of xprof before its exec. */
@@ -330,6 +337,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	if (where == OFF_WOKEN || (unsure && where != OFF_RUNNING && where != OFF_UNKNOWN)) {
 		x->blocked_since |= where == OFF_WOKEN;
 		cputime_not_running(&x->cpu);
+		x->off_blocked = false;
 		return false;
 	}
 	if (where == OFF_RUNNING)
@@ -382,7 +390,7 @@ static struct smp_proc *tick_proc(struct sampler *s, struct xp_process *proc)
  */
 static bool is_quiet(struct xp_thread *th, struct smp_proc *p)
 {
-	return smp_thread_of(th)->quiet && p->rest_known && th->state == THREAD_RUNNING;
+	return quiet(smp_thread_of(th)) && p->rest_known && th->state == THREAD_RUNNING;
 }
 
 static void add_due(struct sampler *s, struct xp_thread *th, uint64_t w)
@@ -472,7 +480,7 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		}
 		if (want_sample(s, th, p, now, &w))
 			add_due(s, th, w);
-		if (th->state == THREAD_RUNNING && x->quiet)
+		if (th->state == THREAD_RUNNING && quiet(x))
 			p->nquiet++;
 		else if (th->state == THREAD_RUNNING)
 			s->awake++;
@@ -539,7 +547,6 @@ void smp_rebase_threads(struct sampler *s, uint64_t now)
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		struct smp_thread *x = smp_thread_of(th);
 
-		x->quiet = false;
 		x->same_reads = 0;
 		if (s->o->mode == SAMPLER_CPU && read_schedstat(s, th, &ss))
 			continue; /* unreadable: sampled at every tick anyway (thread_due) */
