@@ -24,10 +24,23 @@
 #      xprof-user-spin  the same with --spin-idle (not in the default set; it
 #                   keeps the command's session, as xprof-user-shared)
 #      xprof-user-shared  the same with --no-own-session (not in the default set)
+#      xprof-any, xprof-user-any  xprof and xprof-user with
+#                   --interrupt-from-any-cpu (not in the default set): beside
+#                   xprof, what interrupting a thread off its own CPU (no
+#                   skid into system calls) costs
 #      xprof-base, xprof-user-base  xprof and xprof-user with the xprof of
 #                   the build BENCH_BASE (not in the default set): two builds
 #                   side by side in one interleaved run, the only fair way to
 #                   compare them on a machine that drifts from run to run
+#      floor, floor-user  build/tests/ptrace_floor -F F -- target, as root and
+#                   as BENCH_USER (not in the default set): a sampler that
+#                   does only what every ptrace sample must (interrupt, wait,
+#                   registers, 2 KiB of stack, resume) from any CPU, no /proc
+#                   reads, its threads' CPUs told by the target for free: what
+#                   a ptrace sampler costs at the least (bench/ptrace_floor.c)
+#      floor-pin, floor-user-pin  the same with -p: it and the target pinned
+#                   to one CPU, so that each interrupt finds the thread
+#                   preempted (no skid), as xprof's do (split only)
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target
 #    A group is one (repetition, target, rate): bare plus every tool, in an
@@ -130,6 +143,7 @@ micro=${BENCH_MICRO:-1}
 report_samples=${BENCH_REPORT_SAMPLES:-1000000}
 event=${PERF_EVENT:-cpu-clock}
 xprof=$build/xprof
+floor=$build/tests/ptrace_floor
 base_build=${BENCH_BASE:-}
 tdir=$build/targets
 ncpu=$(nproc)
@@ -146,13 +160,14 @@ die() {
 for tool in "${tools[@]}"; do
 	case $tool in
 	*-base) [[ -n $base_build && -x $base_build/xprof ]] || die "$tool needs BENCH_BASE, a build directory with an xprof" ;;&
-	xprof | xprof-base | perf-fp | perf-dwarf) ;;
-	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base)
+	floor*) [[ -x $floor ]] || die "$floor not found: build first (cmake --build $build)" ;;&
+	xprof | xprof-base | xprof-any | perf-fp | perf-dwarf | floor | floor-pin) ;;
+	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base | xprof-user-any | floor-user | floor-user-pin)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base perf-fp perf-dwarf)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -328,6 +343,7 @@ run_one() {
 	case $tool in
 	bare) ;;
 	xprof | xprof-base) cmd=("$x" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}") ;;
+	xprof-any) cmd=("$x" record "${xprof_opts[@]}" --interrupt-from-any-cpu -F "$f" -o "$data" -- "${cmd[@]}") ;;
 	xprof-user*) # validated above
 		# The user writes the data file; $out is root's.
 		mkdir -p -m 1777 "$out/user"
@@ -335,8 +351,16 @@ run_one() {
 		extra=()
 		[[ $tool != *-spin ]] || extra=(--spin-idle)
 		[[ $tool != *-shared ]] || extra=(--no-own-session)
+		[[ $tool != *-any ]] || extra=(--interrupt-from-any-cpu)
 		cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")" --clear-groups
 			"$x" record "${xprof_opts[@]}" "${extra[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
+		;;
+	floor*)
+		extra=()
+		[[ $tool != *-pin ]] || extra=(-p)
+		cmd=("$floor" "${extra[@]}" -F "$f" -- "${cmd[@]}")
+		[[ $tool != floor-user* ]] || cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")"
+			--clear-groups "${cmd[@]}")
 		;;
 	perf-fp) cmd=(perf record -q -e "$event" -F "$f" -g -o "$data" -- "${cmd[@]}") ;;
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$f" --call-graph dwarf -o "$data" -- "${cmd[@]}") ;;
@@ -347,7 +371,7 @@ run_one() {
 	XP_TARGET_VERBOSE=1 "${cmd[@]}" >"$log.out" 2>"$log.err" || status=$?
 	t1=$(now)
 	if ((status)) || [[ $(cat "$log.out") != "${expected[$t]}" ]]; then
-		fail "$key" "exit $status: $(grep -v '^\(split\|threads\): ' "$log.err" | head -n 1)"
+		fail "$key" "exit $status: $(grep -v '^\(split\|threads\|ptrace_floor\): ' "$log.err" | head -n 1)"
 		return 0
 	fi
 	total=$(elapsed "$t0" "$t1")
@@ -385,6 +409,15 @@ run_one() {
 		t1=$(now)
 		rtime=$(elapsed "$t0" "$t1")
 		;;
+	floor*)
+		summary=$(grep '^ptrace_floor: [0-9]* samples in ' "$log.err" | tail -n 1)
+		read -r samples late stop_us cpu_us < <(sed -nE 's/^ptrace_floor: ([0-9]+) samples in .* \(([0-9]+) late ticks\), stop mean ([0-9.]+) us, cpu ([0-9.]+) us per sample$/\1 \2 \3 \4/p' <<<"$summary") || true
+		[[ -n ${stop_us:-} ]] || {
+			fail "$key" "no summary line from ptrace_floor"
+			return 0
+		}
+		nfail=0
+		;;
 	perf-*)
 		perf report -i "$data" --stats >"$log.stats" 2>/dev/null || true
 		# The event's own section counts lost samples; "Aggregated" counts
@@ -399,7 +432,7 @@ run_one() {
 		fi
 		;;
 	esac
-	[[ $tool == bare ]] || bytes=$(stat -c %s "$data")
+	[[ $tool == bare || $tool == floor* ]] || bytes=$(stat -c %s "$data")
 	rm -f "$data" "$out/run.folded"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$rep" "$t" "$f" "$tool" "${times% *}" "${times#* }" "$total" "${samples:-0}" "${lost:-0}" \
@@ -536,7 +569,7 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 		if ($6 > 0)
 			add(key, "rate", $8 / $6)
 		add(key, "lost", $9)
-		if ($8 > 0)
+		if ($8 > 0 && $10 > 0)
 			add(key, "bps", $10 / $8)
 		add(key, "late", $11); add(key, "failed", $12)
 		add(key, "p50", $13); add(key, "p99", $14); add(key, "report", $15)
@@ -594,11 +627,12 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 			stop = stop sprintf(" (%.0f / %.0f)", $18, $19)
 		rep = $16 == "" ? "-" : sprintf("%.3f", $16)
 		rate = $9 == "" ? "-" : sprintf("%.0f (%.0f%%)", $9, $10)
-		missed = $3 ~ /^xprof/ ? sprintf("%d late, %d failed", $14, $15) : sprintf("%d lost", $11)
-		printf "| %s | %s | %s | %.3f | %.2f (%.2f) | %s | %s | %s | %s | %.0f |\n", $1, $2, $3,
-			$5, $6, $7, rate, missed, stop, rep, $17
+		missed = $3 ~ /^(xprof|floor)/ ? sprintf("%d late, %d failed", $14, $15) : sprintf("%d lost", $11)
+		bps = $17 == "" ? "-" : sprintf("%.0f", $17)
+		printf "| %s | %s | %s | %.3f | %.2f (%.2f) | %s | %s | %s | %s | %s |\n", $1, $2, $3,
+			$5, $6, $7, rate, missed, stop, rep, bps
 	}' "$out/summary.tsv"
-	if awk -F'\t' 'NR > 1 && $3 ~ /^xprof/ && $20 != "" { f = 1 } END { exit !f }' "$out/summary.tsv"; then
+	if awk -F'\t' 'NR > 1 && $3 ~ /^(xprof|floor)/ && $20 != "" { f = 1 } END { exit !f }' "$out/summary.tsv"; then
 		echo
 		echo "Where a sample's cost goes (xprof; medians, CPU-µs per sample): lost = (work - bare work)"
 		echo "x the CPUs the target fills / samples; stops = its threads' time from interrupt to resume;"
@@ -606,14 +640,15 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 		echo "is mostly waiting for each other, and a stopped thread frees its CPU for another, so only"
 		echo "stops are given there; rest = lost - stops - waiting: entering and leaving the stop,"
 		echo "migrations, cold caches; xprof = the CPU time of xprof's own threads (controller,"
-		echo "triggers), which comes out of the target's when its threads fill every CPU."
+		echo "triggers), which comes out of the target's when its threads fill every CPU;"
+		echo "floor: ptrace_floor's mean stop and its own CPU time."
 		echo
 		echo "| target | Hz | tool | lost | stops | waiting | rest | xprof |"
 		echo "|---|---:|---|---:|---:|---:|---:|---:|"
-		awk -F'\t' -v ncpu="$ncpu" 'NR > 1 && $3 ~ /^xprof/ && $20 != "" {
+		awk -F'\t' -v ncpu="$ncpu" 'NR > 1 && $3 ~ /^(xprof|floor)/ && $20 != "" {
 			nth = $1 ~ /^threads/ ? substr($1, 8) + 0 : 1
-			wait = nth > ncpu ? "-" : sprintf("%.1f", $22)
-			rest = nth > ncpu ? "-" : sprintf("%.1f", $20 - $21 - $22)
+			wait = nth > ncpu || $22 == "" ? "-" : sprintf("%.1f", $22)
+			rest = nth > ncpu || $22 == "" ? "-" : sprintf("%.1f", $20 - $21 - $22)
 			cpu = $23 == "" ? "-" : sprintf("%.1f", $23)
 			printf "| %s | %s | %s | %.1f | %.1f | %s | %s | %s |\n", $1, $2, $3, $20, $21, wait, rest, cpu
 		}' "$out/summary.tsv"

@@ -20,7 +20,12 @@
  * XP_TARGET_VERBOSE set, the wall and CPU time of the work (from the start
  * line to the last join) go to stderr, as split's do (for bench/run.sh).
  * With -i, IDLE more threads (at most 1000) stay blocked all along
- * (sem_wait), as the idle threads of a server or a runtime do.
+ * (sem_wait), as the idle threads of a server or a runtime do.  With
+ * XP_TARGET_ONCPU=FD (bench/ptrace_floor), FD is a shared file of 256
+ * 64-byte slots, one per CPU, and each worker writes its thread id into
+ * its CPU's slot after every unit (sched_getcpu reads the rseq area: no
+ * system call), so a sampler can tell which thread runs where without
+ * reading /proc.
  *
  * "threads waves [MS]": 256 threads in two waves of 128.  All threads of a
  * wave exist at once (they meet at a barrier), each runs wave_work for MS
@@ -61,7 +66,9 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
+#include <sys/mman.h>
 
 #define MAX_WORKERS  64
 #define MAX_LANES    8
@@ -86,6 +93,27 @@ struct worker {
 
 static pthread_barrier_t start_line;
 
+#define ONCPU_SLOTS 256
+struct oncpu_slot {
+	volatile int32_t tid;
+	char pad[60];
+};
+static struct oncpu_slot *oncpu; /* XP_TARGET_ONCPU's slots, or NULL */
+
+static void oncpu_map(void)
+{
+	const char *fd = getenv("XP_TARGET_ONCPU");
+	void *p;
+
+	if (!fd || !*fd)
+		return;
+	p = mmap(NULL, ONCPU_SLOTS * sizeof(*oncpu), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 (int)tgt_long_arg("threads", fd, 0, 1023), 0);
+	if (p == MAP_FAILED)
+		tgt_die("threads", "XP_TARGET_ONCPU: cannot map its file");
+	oncpu = p;
+}
+
 TGT_NOINLINE void thread_work(struct worker *w);
 TGT_NOINLINE void wave_work(struct worker *w);
 TGT_NOINLINE void lane_0(struct worker *w);
@@ -108,6 +136,7 @@ void *worker_blocked(void *arg);
 void thread_work(struct worker *w)
 {
 	double end = w->units ? 0 : tgt_clock(CLOCK_THREAD_CPUTIME_ID) + w->seconds;
+	int32_t tid = oncpu ? (int32_t)gettid() : 0;
 	unsigned long n = 0;
 	uint64_t x;
 
@@ -116,6 +145,12 @@ void thread_work(struct worker *w)
 		TGT_MIX(x, TGT_UNIT_ITERS);
 		TGT_CHECK(&w->ref, x, w->bad);
 		n++;
+		if (oncpu) {
+			int cpu = sched_getcpu();
+
+			if (cpu >= 0 && cpu < ONCPU_SLOTS)
+				oncpu[cpu].tid = tid;
+		}
 		if (w->units ? n >= w->units
 			     : (n & 15) == 0 && tgt_clock(CLOCK_THREAD_CPUTIME_ID) >= end)
 			break;
@@ -507,6 +542,7 @@ int main(int argc, char **argv)
 	if (arg + 1 < argc)
 		seconds = tgt_seconds_arg("threads", argv[arg + 1]);
 
+	oncpu_map();
 	sem_init(&blocked_quit, 0, 0);
 	if (nidle) {
 		start(idle, nidle, worker_blocked);

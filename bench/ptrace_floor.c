@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptrace_floor: the least a ptrace sampler can cost its target, for the
+ * overhead benchmark (bench/run.sh, tools floor and floor-user).  Not a
+ * profiler and not a ctest test.
+ *
+ *   ptrace_floor [-F HZ] [-c CPUS] [-p] -- COMMAND [ARG]...
+ *
+ * It launches COMMAND traced (PTRACE_SEIZE, following its threads) and
+ * takes one sample per period (1/HZ) of the target's CPU time (its
+ * process CPU clock, read at each tick of HZ per second of wall time), at
+ * most one per CPU per tick: the rate xprof and perf are asked for.  A
+ * sample is PTRACE_INTERRUPT; then, as the stop arrives, the registers
+ * (PTRACE_GETREGSET), 2 KiB of stack (process_vm_readv) and PTRACE_CONT.
+ * That is the work of every ptrace sample and nothing else: no /proc
+ * read, no unwinding, no data file, the interrupt sent from whatever CPU
+ * it runs on (so its samples may skid into system calls, which xprof's do
+ * not).  Which threads run it learns for free from the target: it passes
+ * a shared file of per-CPU slots (XP_TARGET_ONCPU=FD), where
+ * tests/targets/threads writes each worker's thread id as it works, and
+ * interrupts the threads of the slots written since the last tick.  A
+ * target that writes no slot (split) has its threads interrupted in turn,
+ * the main one of a multi-threaded target left out.  What it costs the
+ * target is what a ptrace sampler costs at the least: one that needs no
+ * reads to know which threads run, and interrupts from any CPU.
+
+ * With -p it pins itself and COMMAND to one CPU (its first): the thread
+ * it interrupts is then always one it has preempted, off its CPU, which
+ * is how xprof keeps samples from skidding into system calls, here with
+ * no cost of finding or reaching the thread's CPU (for a one-thread
+ * target: the others would share that CPU).
+ *
+ * Privileges as xprof's: as root idle CPUs kept polling and real-time
+ * priority 1; otherwise a 100 us time slice and 1 ns timer slack, from a
+ * session of its own.  CPUS defaults to the CPUs it may run on.
+ *
+ * On exit it prints one line on stderr (C: its own CPU time per sample):
+ *   ptrace_floor: N samples in S s (L late ticks), stop mean M us, cpu C us per sample
+ * and exits with COMMAND's status (128 + signal when killed).
+ */
+#include "arch/arch.h"
+#include "ctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FLOOR_STACK_BYTES 2048
+#define USAGE		  "usage: ptrace_floor [-F HZ] [-c CPUS] [-p] -- COMMAND [ARG]..."
+
+struct thr {
+	pid_t tid;
+	bool pending;
+	uint64_t interrupted_at;
+};
+
+static struct thr *thrs;
+static size_t nthrs, cap_thrs, next_thr;
+static pid_t leader;
+static int exit_status = -1;
+static const struct xp_arch *arch;
+
+/* The per-CPU slots the target writes (tests/targets/threads.c). */
+#define ONCPU_SLOTS 256
+struct oncpu_slot {
+	volatile int32_t tid;
+	char pad[60];
+};
+static struct oncpu_slot *oncpu;
+static bool oncpu_seen; /* the target writes its slots */
+static uint64_t nsamples, stop_ns;
+static size_t npending; /* threads interrupted, their stop not seen yet */
+
+/* "ptrace_floor: WHAT[: WHY]" and exit 2. */
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "ptrace_floor: %s%s%s\n", what, why ? ": " : "", why ? why : "");
+	exit(2);
+}
+
+static struct thr *thr_find(pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < nthrs; i++)
+		if (thrs[i].tid == tid)
+			return &thrs[i];
+	return NULL;
+}
+
+static void thr_add(pid_t tid)
+{
+	if (thr_find(tid))
+		return;
+	if (nthrs == cap_thrs) {
+		cap_thrs = cap_thrs ? 2 * cap_thrs : 16;
+		thrs = realloc(thrs, cap_thrs * sizeof(*thrs));
+		if (!thrs)
+			die("out of memory", NULL);
+	}
+	thrs[nthrs++] = (struct thr){.tid = tid};
+}
+
+static void thr_drop(pid_t tid)
+{
+	struct thr *t = thr_find(tid);
+
+	if (!t)
+		return;
+	if (t->pending)
+		npending--;
+	*t = thrs[--nthrs];
+}
+
+/* The registers and the top of the stack: what every sample copies. */
+static void take_sample(struct thr *t)
+{
+	static char buf[FLOOR_STACK_BYTES];
+	struct xp_regs regs;
+	struct iovec local = {buf, sizeof(buf)}, remote;
+
+	if (arch->regs_read(t->tid, &regs) == 0) {
+		remote.iov_base = (void *)(uintptr_t)xp_regs_get(&regs, arch->dwarf.sp);
+		remote.iov_len = sizeof(buf);
+		if (process_vm_readv(leader, &local, 1, &remote, 1, 0) > 0)
+			nsamples++;
+	}
+}
+
+/* One wait status of thread @tid. */
+static void handle(pid_t tid, int st)
+{
+	struct thr *t = thr_find(tid);
+	unsigned long msg;
+	int event, sig = 0;
+
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		if (tid == leader)
+			exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		thr_drop(tid);
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	if (!t) { /* a new thread's first stop may come before its clone event */
+		thr_add(tid);
+		t = thr_find(tid);
+	}
+	event = st >> 16;
+	if (event == PTRACE_EVENT_CLONE) {
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0)
+			thr_add((pid_t)msg);
+	} else if (event == PTRACE_EVENT_STOP) {
+		if (t->pending) {
+			take_sample(t);
+			t->pending = false;
+			npending--;
+			stop_ns += ctl_now_ns() - t->interrupted_at;
+		}
+	} else if (event == 0) {
+		sig = WSTOPSIG(st); /* a signal on its way: deliver it */
+	}
+	ptrace(PTRACE_CONT, tid, 0, (void *)(uintptr_t)sig);
+}
+
+static void drain(bool block)
+{
+	pid_t tid;
+	int st;
+
+	while ((tid = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG))) > 0) {
+		handle(tid, st);
+		if (block)
+			return;
+	}
+	if (tid < 0 && errno == ECHILD)
+		exit_status = exit_status < 0 ? 0 : exit_status;
+}
+
+/* Sleep until @at (ctl_now_ns), handling the target's stops meanwhile. */
+static void sleep_until(uint64_t at, const sigset_t *chld)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	while (exit_status < 0 && (now = ctl_now_ns()) < at) {
+		ts.tv_sec = (time_t)((at - now) / 1000000000u);
+		ts.tv_nsec = (long)((at - now) % 1000000000u);
+		if (sigtimedwait(chld, NULL, &ts) == SIGCHLD)
+			drain(false);
+	}
+}
+
+static void interrupt(struct thr *t)
+{
+	if (t->pending || ptrace(PTRACE_INTERRUPT, t->tid, 0, 0))
+		return;
+	t->pending = true;
+	t->interrupted_at = ctl_now_ns();
+	npending++;
+}
+
+/*
+ * Busy-poll for the stops, at most 100 us: only while a CPU is free, where
+ * sleeping would let this one halt and the wake cost the stop a halted
+ * CPU's wake-up (xprof record does the same).
+ */
+static void spin_for_stops(void)
+{
+	uint64_t until = ctl_now_ns() + 100000;
+	pid_t tid;
+	int st;
+
+	while (npending && exit_status < 0 && ctl_now_ns() < until)
+		if ((tid = waitpid(-1, &st, __WALL | WNOHANG)) > 0)
+			handle(tid, st);
+		else if (tid < 0)
+			break;
+}
+
+/*
+ * Interrupt up to @n threads that wrote a slot since the last tick; the
+ * number interrupted, or -1 if the target never wrote one.
+ */
+static long tick_oncpu(size_t n)
+{
+	static size_t first;
+	size_t c, k = 0;
+
+	if (!oncpu)
+		return -1;
+	for (c = 0; c < ONCPU_SLOTS && k < n; c++) {
+		struct oncpu_slot *slot = &oncpu[(first + c) % ONCPU_SLOTS];
+		pid_t tid = slot->tid;
+		struct thr *t;
+
+		if (!tid)
+			continue;
+		oncpu_seen = true;
+		slot->tid = 0;
+		t = thr_find(tid);
+		if (t && !t->pending) {
+			interrupt(t);
+			k++;
+		}
+	}
+	first++;
+	return oncpu_seen ? (long)k : -1;
+}
+
+/*
+ * Samples due: one per period of the target's CPU time (its process CPU
+ * clock, which needs no privilege), as xprof and perf are asked for, at
+ * most one per CPU per tick.  The clock of another process moves by the
+ * kernel's ticks (a running thread's counter is brought up to date only
+ * there), so the credit may come a few milliseconds at once: it is kept
+ * up to 64 periods per CPU and spent over the next ticks.
+ */
+static clockid_t proc_clock;
+static uint64_t proc_cpu_last, credit;
+
+static size_t samples_due(size_t cpus, uint64_t period)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (clock_gettime(proc_clock, &ts))
+		return 0;
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	credit += now - proc_cpu_last;
+	proc_cpu_last = now;
+	if (credit > 64 * cpus * period)
+		credit = 64 * cpus * period;
+	return credit / period < cpus ? credit / period : cpus;
+}
+
+/* Interrupt @n threads in turn, the main one of several left out; how many. */
+static size_t tick_in_turn(size_t n)
+{
+	size_t ncand = nthrs, first = 0, i, k;
+
+	if (nthrs > 1) { /* the main thread of a multi-threaded target only waits */
+		ncand = nthrs - 1;
+		first = 1;
+		for (i = 1; i < nthrs && thrs[0].tid != leader; i++)
+			if (thrs[i].tid == leader) {
+				struct thr tmp = thrs[0];
+
+				thrs[0] = thrs[i];
+				thrs[i] = tmp;
+			}
+	}
+	for (k = 0; k < ncand && k < n; k++)
+		interrupt(&thrs[first + (next_thr++ % ncand)]);
+	return k;
+}
+
+static void tick(size_t cpus, uint64_t period)
+{
+	size_t n = samples_due(cpus, period);
+	long taken = tick_oncpu(n);
+
+	if (taken < 0)
+		taken = (long)tick_in_turn(n);
+	credit -= (uint64_t)taken * period;
+	if (nthrs - (nthrs > 1) < cpus)
+		spin_for_stops();
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long hz = 999, cpus = 0;
+	bool pin = false;
+	uint64_t period, next, start, late = 0;
+	int go[2], err[2], c, e;
+	struct rusage ru;
+	double self_us;
+	sigset_t chld;
+	cpu_set_t set;
+	pid_t pid;
+
+	while ((c = getopt(argc, argv, "+F:c:p")) != -1) {
+		if (c == 'F')
+			hz = strtoul(optarg, NULL, 10);
+		else if (c == 'c')
+			cpus = strtoul(optarg, NULL, 10);
+		else if (c == 'p')
+			pin = true;
+		else
+			die(USAGE, NULL);
+	}
+	if (optind >= argc || hz == 0 || hz > 100000)
+		die(USAGE, NULL);
+	arch = xp_arch_host();
+	if (!arch)
+		die("unsupported architecture", NULL);
+	if (sched_getaffinity(0, sizeof(set), &set))
+		die("sched_getaffinity", strerror(errno));
+	if (pin) { /* the first CPU it may use, for itself and the command */
+		for (c = 0; !CPU_ISSET(c, &set); c++)
+			;
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity", strerror(errno));
+		cpus = 1;
+	}
+	if (!cpus)
+		cpus = (unsigned long)CPU_COUNT(&set);
+	period = 1000000000u / hz;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	if (geteuid() == 0) {
+		ctl_hold_poll_idle(); /* held open until exit */
+		ctl_raise_priority(1);
+	} else {
+		ctl_short_slice();
+		ctl_min_timer_slack();
+	}
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		die("pipe", strerror(errno));
+	c = memfd_create("oncpu", 0); /* inherited: the target maps it */
+	if (c >= 0 && ftruncate(c, ONCPU_SLOTS * sizeof(*oncpu)) == 0) {
+		void *p = mmap(NULL, ONCPU_SLOTS * sizeof(*oncpu), PROT_READ | PROT_WRITE,
+			       MAP_SHARED, c, 0);
+		char fd[16];
+
+		if (p != MAP_FAILED) {
+			oncpu = p;
+			snprintf(fd, sizeof(fd), "%d", c);
+			setenv("XP_TARGET_ONCPU", fd, 1);
+		}
+	}
+	pid = ctl_spawn_held(argv + optind, go, err, 0);
+	if (pid < 0)
+		die("fork", strerror(errno));
+	if (ptrace(PTRACE_SEIZE, pid, 0,
+		   (void *)(uintptr_t)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL))) {
+		e = errno;
+		kill(pid, SIGKILL);
+		die("PTRACE_SEIZE", strerror(e));
+	}
+	leader = pid;
+	thr_add(pid);
+	if (geteuid() != 0)
+		setsid(); /* a session of its own, not the command's (as xprof record) */
+	if (clock_getcpuclockid(pid, &proc_clock))
+		die("clock_getcpuclockid", strerror(errno));
+	close(go[0]);
+	close(err[1]);
+	if (write(go[1], "g", 1) != 1)
+		die("write", strerror(errno));
+	close(go[1]);
+	if (read(err[0], &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+		fprintf(stderr, "ptrace_floor: %s: %s\n", argv[optind], strerror(e));
+		drain(true);
+		return 127;
+	}
+	close(err[0]);
+
+	start = ctl_now_ns();
+	next = start + period;
+	while (exit_status < 0) {
+		uint64_t now;
+
+		sleep_until(next, &chld);
+		if (exit_status >= 0)
+			break;
+		now = ctl_now_ns();
+		if (now >= next + period) { /* a whole period late: count it, start afresh */
+			late++;
+			next = now;
+		}
+		next += period;
+		tick((size_t)cpus, period);
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	self_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+		  (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
+	fprintf(stderr,
+		"ptrace_floor: %llu samples in %.3f s (%llu late ticks), stop mean %.1f us, "
+		"cpu %.1f us per sample\n",
+		(unsigned long long)nsamples, (double)(ctl_now_ns() - start) / 1e9,
+		(unsigned long long)late, nsamples ? (double)stop_ns / (double)nsamples / 1e3 : 0.0,
+		nsamples ? self_us / (double)nsamples : 0.0);
+	return exit_status;
+}
