@@ -357,6 +357,10 @@ run_one() {
 		;;
 	floor*)
 		extra=()
+		if [[ $tool == *-pin && $base != split ]]; then
+			fail "$key" "pins the target to one CPU: one-thread targets only"
+			return 0
+		fi
 		[[ $tool != *-pin ]] || extra=(-p)
 		cmd=("$floor" "${extra[@]}" -F "$f" -- "${cmd[@]}")
 		[[ $tool != floor-user* ]] || cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")"
