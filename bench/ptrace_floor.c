@@ -4,7 +4,7 @@
  * overhead benchmark (bench/run.sh, tools floor and floor-user).  Not a
  * profiler and not a ctest test.
  *
- *   ptrace_floor [-F HZ] [-c CPUS] [-p] -- COMMAND [ARG]...
+ *   ptrace_floor [-F HZ] [-c CPUS] [-p | -m] -- COMMAND [ARG]...
  *
  * It launches COMMAND traced (PTRACE_SEIZE, following its threads) and
  * takes one sample per period (1/HZ) of the target's CPU time (its
@@ -28,7 +28,11 @@
  * it interrupts is then always one it has preempted, off its CPU, which
  * is how xprof keeps samples from skidding into system calls, here with
  * no cost of finding or reaching the thread's CPU (for a one-thread
- * target: the others would share that CPU).
+ * target: the others would share that CPU).  With -m (for a target that
+ * writes slots) it moves to each slot's CPU (sched_setaffinity),
+ * preempting the thread there, interrupts it and waits there for its
+ * stop, as xprof does when every CPU is busy, without reading where the
+ * thread runs and without xprof's random pause after each move.
  *
  * Privileges as xprof's: as root idle CPUs kept polling and real-time
  * priority 1; otherwise a 100 us time slice and 1 ns timer slack, from a
@@ -59,7 +63,7 @@
 #include <unistd.h>
 
 #define FLOOR_STACK_BYTES 2048
-#define USAGE		  "usage: ptrace_floor [-F HZ] [-c CPUS] [-p] -- COMMAND [ARG]..."
+#define USAGE		  "usage: ptrace_floor [-F HZ] [-c CPUS] [-p | -m] -- COMMAND [ARG]..."
 
 struct thr {
 	pid_t tid;
@@ -81,6 +85,8 @@ struct oncpu_slot {
 };
 static struct oncpu_slot *oncpu;
 static bool oncpu_seen; /* the target writes its slots */
+static bool move;	/* -m: interrupt each from its CPU */
+
 static uint64_t nsamples, stop_ns;
 static size_t npending; /* threads interrupted, their stop not seen yet */
 
@@ -231,6 +237,38 @@ static void spin_for_stops(void)
 			break;
 }
 
+/* -m: go to @cpu (preempting the thread there), 0 or -1. */
+static int move_to(size_t cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * -m: wait here for @tid's stop (it needs this CPU to reach it), at most
+ * 100 us, as xprof does before it moves on: another thread may have the
+ * CPU first.
+ */
+static void wait_stop(pid_t tid)
+{
+	uint64_t until = ctl_now_ns() + 100000, now;
+	struct timespec ts = {0, 0};
+	struct thr *t;
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (exit_status < 0 && (t = thr_find(tid)) && t->pending &&
+	       (now = ctl_now_ns()) < until) {
+		ts.tv_nsec = (long)(until - now);
+		if (sigtimedwait(&chld, NULL, &ts) == SIGCHLD)
+			drain(false);
+	}
+}
+
 /*
  * Interrupt up to @n threads that wrote a slot since the last tick; the
  * number interrupted, or -1 if the target never wrote one.
@@ -253,7 +291,14 @@ static long tick_oncpu(size_t n)
 		slot->tid = 0;
 		t = thr_find(tid);
 		if (t && !t->pending) {
-			interrupt(t);
+			size_t cpu = (first + c) % ONCPU_SLOTS;
+
+			if (move && move_to(cpu) == 0) {
+				interrupt(t);
+				wait_stop(tid);
+			} else {
+				interrupt(t);
+			}
 			k++;
 		}
 	}
@@ -332,13 +377,15 @@ int main(int argc, char **argv)
 	cpu_set_t set;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "+F:c:p")) != -1) {
+	while ((c = getopt(argc, argv, "+F:c:pm")) != -1) {
 		if (c == 'F')
 			hz = strtoul(optarg, NULL, 10);
 		else if (c == 'c')
 			cpus = strtoul(optarg, NULL, 10);
 		else if (c == 'p')
 			pin = true;
+		else if (c == 'm')
+			move = true;
 		else
 			die(USAGE, NULL);
 	}

@@ -41,6 +41,10 @@
 #      floor-pin, floor-user-pin  the same with -p: it and the target pinned
 #                   to one CPU, so that each interrupt finds the thread
 #                   preempted (no skid), as xprof's do (split only)
+#      floor-move, floor-user-move  the same with -m: it moves to each
+#                   running thread's CPU to interrupt it there, preempted
+#                   (no skid), as xprof does when every CPU is busy
+#                   (threads targets only)
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target
 #    A group is one (repetition, target, rate): bare plus every tool, in an
@@ -161,13 +165,13 @@ for tool in "${tools[@]}"; do
 	case $tool in
 	*-base) [[ -n $base_build && -x $base_build/xprof ]] || die "$tool needs BENCH_BASE, a build directory with an xprof" ;;&
 	floor*) [[ -x $floor ]] || die "$floor not found: build first (cmake --build $build)" ;;&
-	xprof | xprof-base | xprof-any | perf-fp | perf-dwarf | floor | floor-pin) ;;
-	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base | xprof-user-any | floor-user | floor-user-pin)
+	xprof | xprof-base | xprof-any | perf-fp | perf-dwarf | floor | floor-pin | floor-move) ;;
+	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base | xprof-user-any | floor-user | floor-user-pin | floor-user-move)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin floor-move floor-user-move)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -361,7 +365,12 @@ run_one() {
 			fail "$key" "pins the target to one CPU: one-thread targets only"
 			return 0
 		fi
+		if [[ $tool == *-move && $base != threads ]]; then
+			fail "$key" "needs the target to say where its threads run: threads targets only"
+			return 0
+		fi
 		[[ $tool != *-pin ]] || extra=(-p)
+		[[ $tool != *-move ]] || extra=(-m)
 		cmd=("$floor" "${extra[@]}" -F "$f" -- "${cmd[@]}")
 		[[ $tool != floor-user* ]] || cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")"
 			--clear-groups "${cmd[@]}")
