@@ -389,7 +389,7 @@ int main(int argc, char **argv)
 		else
 			die(USAGE, NULL);
 	}
-	if (optind >= argc || hz == 0 || hz > 100000)
+	if (optind >= argc || hz == 0 || hz > 100000 || (pin && move))
 		die(USAGE, NULL);
 	arch = xp_arch_host();
 	if (!arch)
