@@ -165,17 +165,27 @@ static void handle(pid_t tid, int st)
 		thr_add(tid);
 		t = thr_find(tid);
 	}
+	/*
+	 * Any stop of an interrupted thread is its sample: another stop (its
+	 * clone event, a signal) may have taken the interrupt's place.
+	 */
+	if (t->pending) {
+		take_sample(t);
+		t->pending = false;
+		npending--;
+		stop_ns += ctl_now_ns() - t->interrupted_at;
+	}
 	event = st >> 16;
 	if (event == PTRACE_EVENT_CLONE) {
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0)
 			thr_add((pid_t)msg);
 	} else if (event == PTRACE_EVENT_STOP) {
-		if (t->pending) {
-			take_sample(t);
-			t->pending = false;
-			npending--;
-			stop_ns += ctl_now_ns() - t->interrupted_at;
+		sig = WSTOPSIG(st);
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			ptrace(PTRACE_LISTEN, tid, 0, 0); /* a group stop: stay stopped */
+			return;
 		}
+		sig = 0;
 	} else if (event == 0) {
 		sig = WSTOPSIG(st); /* a signal on its way: deliver it */
 	}
@@ -210,13 +220,15 @@ static void sleep_until(uint64_t at, const sigset_t *chld)
 	}
 }
 
-static void interrupt(struct thr *t)
+/* Interrupt @t; false if it is interrupted already or gone. */
+static bool interrupt(struct thr *t)
 {
 	if (t->pending || ptrace(PTRACE_INTERRUPT, t->tid, 0, 0))
-		return;
+		return false;
 	t->pending = true;
 	t->interrupted_at = ctl_now_ns();
 	npending++;
+	return true;
 }
 
 /*
@@ -280,27 +292,27 @@ static long tick_oncpu(size_t n)
 
 	if (!oncpu)
 		return -1;
-	for (c = 0; c < ONCPU_SLOTS && k < n; c++) {
-		struct oncpu_slot *slot = &oncpu[(first + c) % ONCPU_SLOTS];
-		pid_t tid = slot->tid;
+	for (c = 0; c < ONCPU_SLOTS; c++) { /* all cleared: a slot left would be stale */
+		size_t cpu = (first + c) % ONCPU_SLOTS;
+		pid_t tid = oncpu[cpu].tid;
 		struct thr *t;
 
 		if (!tid)
 			continue;
 		oncpu_seen = true;
-		slot->tid = 0;
+		oncpu[cpu].tid = 0;
 		t = thr_find(tid);
-		if (t && !t->pending) {
-			size_t cpu = (first + c) % ONCPU_SLOTS;
-
-			if (move && move_to(cpu) == 0) {
-				interrupt(t);
+		if (k == n || !t || t->pending)
+			continue;
+		if (move && move_to(cpu) == 0) {
+			if (interrupt(t))
 				wait_stop(tid);
-			} else {
-				interrupt(t);
-			}
-			k++;
+			else
+				continue;
+		} else if (!interrupt(t)) {
+			continue;
 		}
+		k++;
 	}
 	first++;
 	return oncpu_seen ? (long)k : -1;
@@ -335,7 +347,7 @@ static size_t samples_due(size_t cpus, uint64_t period)
 /* Interrupt @n threads in turn, the main one of several left out; how many. */
 static size_t tick_in_turn(size_t n)
 {
-	size_t ncand = nthrs, first = 0, i, k;
+	size_t ncand = nthrs, first = 0, i, k = 0;
 
 	if (nthrs > 1) { /* the main thread of a multi-threaded target only waits */
 		ncand = nthrs - 1;
@@ -348,8 +360,8 @@ static size_t tick_in_turn(size_t n)
 				thrs[i] = tmp;
 			}
 	}
-	for (k = 0; k < ncand && k < n; k++)
-		interrupt(&thrs[first + (next_thr++ % ncand)]);
+	for (i = 0; i < ncand && k < n; i++)
+		k += interrupt(&thrs[first + (next_thr++ % ncand)]);
 	return k;
 }
 
@@ -416,8 +428,7 @@ int main(int argc, char **argv)
 		ctl_hold_poll_idle(); /* held open until exit */
 		ctl_raise_priority(1);
 	} else {
-		ctl_short_slice();
-		ctl_min_timer_slack();
+		ctl_short_slice(); /* reset at fork: the command keeps its own slice */
 	}
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
 		die("pipe", strerror(errno));
@@ -444,8 +455,10 @@ int main(int argc, char **argv)
 	}
 	leader = pid;
 	thr_add(pid);
-	if (geteuid() != 0)
+	if (geteuid() != 0) {
+		ctl_min_timer_slack(); /* after the fork, which would pass it on */
 		setsid(); /* a session of its own, not the command's (as xprof record) */
+	}
 	if (clock_getcpuclockid(pid, &proc_clock))
 		die("clock_getcpuclockid", strerror(errno));
 	close(go[0]);
