@@ -92,8 +92,12 @@ static void cputime_note_read(struct cputime *c, const struct procfs_sched *ss, 
 		c->resume_wait_ns = ss->wait_ns;
 		c->resume_time = at < now ? at : now;
 	}
-	if (!c->last_known || ss->count != c->last_count || ss->cpu_ns != c->last_cpu_ns)
+	if (!c->last_known || ss->count != c->last_count || ss->cpu_ns != c->last_cpu_ns) {
 		c->off_cpu = false;
+		c->unmoved_reads = 0;
+	} else if (c->unmoved_reads < 3) {
+		c->unmoved_reads++;
+	}
 	c->last_known = true;
 	c->last_time = now;
 	c->last_count = ss->count;

@@ -32,6 +32,7 @@ struct cputime {
 	uint64_t last_cpu_ns;
 	uint64_t last_wait_ns;
 	bool off_cpu;	     /* found not running (cputime_not_running), counters unmoved since */
+	uint8_t unmoved_reads; /* tick reads in a row that found the counters unmoved (up to 3) */
 	uint64_t if_running; /* its progress if it runs now (cputime_due_if_running), 0: none */
 };
 

@@ -121,37 +121,26 @@ static enum off_cpu off_cpu_state(struct sampler *s, struct xp_thread *th, uint6
 
 /*
  * Weight of a sample of @th taken now, and whether it is due at all
- * (cputime.h); with *@unsure, only if it runs now (its times scheduled in
- * into *@count).  CPU mode: the counters read into *@ss, *@read false when
- * unreadable.
+ * (cputime.h); with *@unsure, only if it runs now.  CPU mode: @ss its
+ * counters read at this tick, NULL when unreadable.
  */
-static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t *weight,
-		       bool *unsure, uint64_t *count, struct procfs_sched *ss, bool *read)
+static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now,
+		       const struct procfs_sched *ss, uint64_t *weight, bool *unsure)
 {
 	struct smp_thread *x = smp_thread_of(th);
-	bool same;
 
 	*unsure = false;
-	*read = false;
 	if (s->o->mode == SAMPLER_WALL) {
 		*weight = cputime_wall_weight(&x->cpu, now, s->period);
 		return true;
 	}
 	x->cpu.on_cpu = false;
-	if (read_schedstat(s, th, ss)) {
+	if (!ss) {
 		x->off_blocked = false;
 		*weight = s->period;
 		return x->schedstat_fd < 0;
 	}
-	*read = true;
 	x->seen_at = now;
-	same =
-	    x->cpu.last_known && ss->count == x->cpu.last_count && ss->cpu_ns == x->cpu.last_cpu_ns;
-	if (!same)
-		x->same_reads = 0;
-	else if (x->same_reads < 3)
-		x->same_reads++;
-	*count = ss->count;
 	if (cputime_due(&x->cpu, ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight))
 		return true;
 	*unsure = cputime_due_if_running(&x->cpu, s->period, weight);
@@ -274,29 +263,30 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 			uint64_t *w)
 {
 	struct smp_thread *x = smp_thread_of(th);
-	struct procfs_sched ss;
-	uint64_t sp, pc, count = 0;
+	struct procfs_sched ss = {0};
+	uint64_t sp, pc;
 	enum off_cpu where = OFF_UNKNOWN;
-	bool unsure, read, due;
+	bool unsure, read = false, due;
 	int64_t nr;
 
 	if (not_for_tick(th)) {
 		p->nunread++; /* into the sum only if needed (smp_find_due) */
 		return false;
 	}
-	due = thread_due(s, th, now, w, &unsure, &count, &ss, &read);
 	if (s->o->mode == SAMPLER_CPU) {
+		read = !read_schedstat(s, th, &ss);
 		if (read)
 			p->known_ns += ss.cpu_ns;
 		else
 			p->unknown = true;
 	}
+	due = thread_due(s, th, now, read ? &ss : NULL, w, &unsure);
 	/*
 	 * Not due, its counters unmoved at two reads in a row, not known to run
 	 * (which would move them within a kernel tick) nor to wait: if it is
 	 * blocked, it is quiet from now on.  Asked once per such stretch.
 	 */
-	if (!due && read && x->same_reads == 2 && !x->cpu.off_cpu && !x->cpu.on_cpu) {
+	if (!due && read && x->cpu.unmoved_reads == 2 && !x->cpu.off_cpu && !x->cpu.on_cpu) {
 		nr = read_blocked(th, &sp, &pc);
 		if (nr >= 0)
 			note_blocked(x);
@@ -333,7 +323,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	 */
 	if (unsure || (s->o->mode == SAMPLER_CPU && !x->cpu.on_cpu && x->blocks_seen &&
 		       smp_others_running(s) > s->place.nr_cpus))
-		where = off_cpu_state(s, th, count);
+		where = off_cpu_state(s, th, read ? ss.count : 0);
 	if (where == OFF_WOKEN || (unsure && where != OFF_RUNNING && where != OFF_UNKNOWN)) {
 		x->blocked_since |= where == OFF_WOKEN;
 		cputime_not_running(&x->cpu);
@@ -547,7 +537,6 @@ void smp_rebase_threads(struct sampler *s, uint64_t now)
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		struct smp_thread *x = smp_thread_of(th);
 
-		x->same_reads = 0;
 		if (s->o->mode == SAMPLER_CPU && read_schedstat(s, th, &ss))
 			continue; /* unreadable: sampled at every tick anyway (thread_due) */
 		cputime_rebase(&x->cpu, ss.cpu_ns, now, s->period);

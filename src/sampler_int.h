@@ -52,7 +52,6 @@ struct smp_thread {
 	uint32_t stops_since; /* its ptrace stops since that look, each a voluntary switch */
 	uint64_t wait_ns; /* run-queue wait in its schedstat at the last read, 0: none yet */
 	bool off_blocked; /* cputime's off_cpu is a block in a call, not a wait (quiet) */
-	uint8_t same_reads; /* reads in a row that found its counters unmoved (up to 3) */
 	uint64_t seen_at;   /* its last read, or the last tick that took them as unmoved */
 	uint64_t skipped; /* the last tick that left it out */
 };

@@ -7,8 +7,9 @@
  * stayed on its CPU since its resume (its counter lags), one that waits
  * for a CPU, one that got its CPU after a long wait, one back on its CPU
  * after it left it since its resume, one whose counters cannot tell whether
- * it runs, one found blocked or waiting, the wall-clock weight, and the baseline taken
- * when sampling resumes after a pause.
+ * it runs, one found blocked or waiting, the wall-clock weight, the baseline taken
+ * when sampling resumes after a pause, and the count of reads that found
+ * the counters unmoved.
  */
 #include "t.h"
 
@@ -276,9 +277,30 @@ static int test_rebase(void)
 	return T_OK;
 }
 
+static int test_unmoved_reads(void)
+{
+	struct cputime c = {0};
+	uint64_t w = 0;
+
+	/* Counted per tick read that finds the counters as they were, up to 3. */
+	T_ASSERT(cputime_due(&c, SS(P, 2), P, P, false, &w));
+	T_EQ_U64(c.unmoved_reads, 0);
+	cputime_due(&c, SS(P, 2), 2 * P, P, false, &w);
+	T_EQ_U64(c.unmoved_reads, 1);
+	cputime_due(&c, SS(P, 2), 3 * P, P, false, &w);
+	cputime_due(&c, SS(P, 2), 4 * P, P, false, &w);
+	cputime_due(&c, SS(P, 2), 5 * P, P, false, &w);
+	T_EQ_U64(c.unmoved_reads, 3);
+	/* Either counter moving starts again. */
+	cputime_due(&c, SS(P, 3), 6 * P, P, false, &w);
+	T_EQ_U64(c.unmoved_reads, 0);
+	cputime_rebase(&c, P, 7 * P, P);
+	T_EQ_U64(c.unmoved_reads, 0);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_new_thread_credit), T_CASE(test_attached_baseline), T_CASE(test_carry),
        T_CASE(test_carry_bounds), T_CASE(test_drop_idle), T_CASE(test_on_cpu_since_resume),
        T_CASE(test_waiting_for_cpu), T_CASE(test_wait_after_resume), T_CASE(test_back_on_cpu),
-       T_CASE(test_running_unknown), T_CASE(test_not_running),
-       T_CASE(test_anchor_new),
-       T_CASE(test_wall), T_CASE(test_rebase))
+       T_CASE(test_running_unknown), T_CASE(test_not_running), T_CASE(test_anchor_new),
+       T_CASE(test_wall), T_CASE(test_rebase), T_CASE(test_unmoved_reads))
