@@ -16,12 +16,22 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t clock_ns(clockid_t id)
+int ctl_clock_read(clockid_t id, uint64_t *ns)
 {
 	struct timespec ts;
 
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (clock_gettime(id, &ts))
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	uint64_t ns = 0;
+
+	ctl_clock_read(id, &ns);
+	return ns;
 }
 
 uint64_t ctl_now_ns(void)

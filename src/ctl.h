@@ -21,6 +21,12 @@ uint64_t ctl_now_ns(void);
 uint64_t ctl_cpu_ns(void);
 
 /*
+ * Clock @id in ns into *@ns (another process's CPU clock, from
+ * clock_getcpuclockid, fails once it is gone).  0 or -1.
+ */
+int ctl_clock_read(clockid_t id, uint64_t *ns);
+
+/*
  * The signals the controller handles itself: SIGINT, SIGTERM, SIGHUP (not
  * when ignored as xprof started: nohup's, ignored by its command too), and
  * SIGCHLD when @with_chld (the sampling loop and the wait for a command

@@ -338,14 +338,9 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 /* Its CPU clock (the sum of its threads' counters) into @ns; false when unknown. */
 static bool proc_clock(struct smp_proc *p, pid_t pid, uint64_t *ns)
 {
-	struct timespec ts;
-
 	if (!p->clock_ok)
 		p->clock_ok = clock_getcpuclockid(pid, &p->clock) ? -1 : 1;
-	if (p->clock_ok < 0 || clock_gettime(p->clock, &ts))
-		return false;
-	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	return true;
+	return p->clock_ok > 0 && !ctl_clock_read(p->clock, ns);
 }
 
 /*
@@ -405,10 +400,22 @@ static bool known_all(const struct smp_proc *p)
  * switch); more tasks runnable on the machine than threads of ours that
  * may run may be such a one.  And at least every SMP_QUIET_SWEEP_NS.
  */
+/*
+ * Whether @p's clock less its threads' counters known is exactly its
+ * exited threads' time: every counter known, and the clock unmoved during
+ * the reads.
+ */
+static bool rest_exact(struct smp_proc *p, pid_t pid)
+{
+	uint64_t t;
+
+	return known_all(p) && proc_clock(p, pid, &t) && t == p->clock_ns;
+}
+
 static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64_t now)
 {
-	uint64_t t, rest = p->clock_ns - p->known_ns;
-	bool exact = known_all(p) && proc_clock(p, pid, &t) && t == p->clock_ns;
+	uint64_t rest = p->clock_ns - p->known_ns;
+	bool exact = rest_exact(p, pid);
 	long others;
 
 	if (p->nskipped) {
@@ -426,9 +433,7 @@ static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64
 /* After the sweep of @p: its counters are all read now. */
 static void swept(struct sampler *s, struct smp_proc *p, pid_t pid, uint64_t now)
 {
-	uint64_t t;
-
-	p->rest_known = known_all(p) && proc_clock(p, pid, &t) && t == p->clock_ns;
+	p->rest_known = rest_exact(p, pid);
 	p->rest_ns = p->clock_ns - p->known_ns;
 	p->swept_at = now;
 	s->st->quiet_sweeps++;
