@@ -42,12 +42,12 @@
  *   ptrace_floor: N samples in S s (L late ticks), stop mean M us, cpu C us per sample
  * and exits with COMMAND's status (128 + signal when killed).
  */
+#include "../tests/targets/oncpu.h"
 #include "arch/arch.h"
 #include "ctl.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -77,15 +77,11 @@ static pid_t leader;
 static int exit_status = -1;
 static const struct xp_arch *arch;
 
-/* The per-CPU slots the target writes (tests/targets/threads.c). */
-#define ONCPU_SLOTS 256
-struct oncpu_slot {
-	volatile int32_t tid;
-	char pad[60];
-};
-static struct oncpu_slot *oncpu;
-static bool oncpu_seen; /* the target writes its slots */
-static bool move;	/* -m: interrupt each from its CPU */
+static struct oncpu_slot *oncpu; /* the slots the target writes (oncpu.h) */
+static bool oncpu_seen;		 /* the target writes its slots */
+static bool move;		 /* -m: interrupt each from its CPU */
+static struct ctl_place place;	 /* the CPUs it may use, and where it is pinned */
+static sigset_t chld;		 /* SIGCHLD, blocked: waited for */
 
 static uint64_t nsamples, stop_ns;
 static size_t npending; /* threads interrupted, their stop not seen yet */
@@ -206,16 +202,22 @@ static void drain(bool block)
 		exit_status = exit_status < 0 ? 0 : exit_status;
 }
 
-/* Sleep until @at (ctl_now_ns), handling the target's stops meanwhile. */
-static void sleep_until(uint64_t at, const sigset_t *chld)
+/*
+ * Sleep until @at (ctl_now_ns), handling the target's stops meanwhile;
+ * with @tid, only while that thread's interrupt waits for its stop.
+ */
+static void sleep_until(uint64_t at, pid_t tid)
 {
 	struct timespec ts;
+	struct thr *t;
 	uint64_t now;
 
 	while (exit_status < 0 && (now = ctl_now_ns()) < at) {
+		if (tid && (!(t = thr_find(tid)) || !t->pending))
+			return;
 		ts.tv_sec = (time_t)((at - now) / 1000000000u);
 		ts.tv_nsec = (long)((at - now) % 1000000000u);
-		if (sigtimedwait(chld, NULL, &ts) == SIGCHLD)
+		if (sigtimedwait(&chld, NULL, &ts) == SIGCHLD)
 			drain(false);
 	}
 }
@@ -249,38 +251,6 @@ static void spin_for_stops(void)
 			break;
 }
 
-/* -m: go to @cpu (preempting the thread there), 0 or -1. */
-static int move_to(size_t cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-/*
- * -m: wait here for @tid's stop (it needs this CPU to reach it), at most
- * 100 us, as xprof does before it moves on: another thread may have the
- * CPU first.
- */
-static void wait_stop(pid_t tid)
-{
-	uint64_t until = ctl_now_ns() + 100000, now;
-	struct timespec ts = {0, 0};
-	struct thr *t;
-	sigset_t chld;
-
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	while (exit_status < 0 && (t = thr_find(tid)) && t->pending &&
-	       (now = ctl_now_ns()) < until) {
-		ts.tv_nsec = (long)(until - now);
-		if (sigtimedwait(&chld, NULL, &ts) == SIGCHLD)
-			drain(false);
-	}
-}
-
 /*
  * Interrupt up to @n threads that wrote a slot since the last tick; the
  * number interrupted, or -1 if the target never wrote one.
@@ -304,11 +274,15 @@ static long tick_oncpu(size_t n)
 		t = thr_find(tid);
 		if (k == n || !t || t->pending)
 			continue;
-		if (move && move_to(cpu) == 0) {
-			if (interrupt(t))
-				wait_stop(tid);
-			else
+		/*
+		 * -m: from its CPU (preempting it there), waiting there for the stop
+		 * at most 100 us, as xprof does before it moves on: another thread
+		 * may have the CPU first.
+		 */
+		if (move && ctl_move_to_cpu(&place, (int)cpu) == 0) {
+			if (!interrupt(t))
 				continue;
+			sleep_until(ctl_now_ns() + 100000, tid);
 		} else if (!interrupt(t)) {
 			continue;
 		}
@@ -331,12 +305,10 @@ static uint64_t proc_cpu_last, credit;
 
 static size_t samples_due(size_t cpus, uint64_t period)
 {
-	struct timespec ts;
 	uint64_t now;
 
-	if (clock_gettime(proc_clock, &ts))
+	if (ctl_clock_read(proc_clock, &now))
 		return 0;
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	credit += now - proc_cpu_last;
 	proc_cpu_last = now;
 	if (credit > 64 * cpus * period)
@@ -385,8 +357,6 @@ int main(int argc, char **argv)
 	int go[2], err[2], c, e;
 	struct rusage ru;
 	double self_us;
-	sigset_t chld;
-	cpu_set_t set;
 	pid_t pid;
 
 	while ((c = getopt(argc, argv, "+F:c:pm")) != -1) {
@@ -406,19 +376,16 @@ int main(int argc, char **argv)
 	arch = xp_arch_host();
 	if (!arch)
 		die("unsupported architecture", NULL);
-	if (sched_getaffinity(0, sizeof(set), &set))
-		die("sched_getaffinity", strerror(errno));
+	ctl_place_init(&place);
 	if (pin) { /* the first CPU it may use, for itself and the command */
-		for (c = 0; !CPU_ISSET(c, &set); c++)
+		for (c = 0; c < place.cpu_end && ctl_move_to_cpu(&place, c); c++)
 			;
-		CPU_ZERO(&set);
-		CPU_SET(c, &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			die("sched_setaffinity", strerror(errno));
+		if (c == place.cpu_end)
+			die("cannot pin to a CPU", NULL);
 		cpus = 1;
 	}
 	if (!cpus)
-		cpus = (unsigned long)CPU_COUNT(&set);
+		cpus = (unsigned long)place.nr_cpus;
 	period = 1000000000u / hz;
 
 	sigemptyset(&chld);
@@ -441,7 +408,7 @@ int main(int argc, char **argv)
 		if (p != MAP_FAILED) {
 			oncpu = p;
 			snprintf(fd, sizeof(fd), "%d", c);
-			setenv("XP_TARGET_ONCPU", fd, 1);
+			setenv(ONCPU_ENV, fd, 1);
 		}
 	}
 	pid = ctl_spawn_held(argv + optind, go, err, 0);
@@ -478,7 +445,7 @@ int main(int argc, char **argv)
 	while (exit_status < 0) {
 		uint64_t now;
 
-		sleep_until(next, &chld);
+		sleep_until(next, 0);
 		if (exit_status >= 0)
 			break;
 		now = ctl_now_ns();

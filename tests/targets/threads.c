@@ -62,6 +62,7 @@
  * worker and the blocked threads do), written by the
  * main thread.
  */
+#include "oncpu.h"
 #include "target.h"
 
 #include <inttypes.h>
@@ -93,16 +94,11 @@ struct worker {
 
 static pthread_barrier_t start_line;
 
-#define ONCPU_SLOTS 256
-struct oncpu_slot {
-	volatile int32_t tid;
-	char pad[60];
-};
-static struct oncpu_slot *oncpu; /* XP_TARGET_ONCPU's slots, or NULL */
+static struct oncpu_slot *oncpu; /* XP_TARGET_ONCPU's slots (oncpu.h), or NULL */
 
 static void oncpu_map(void)
 {
-	const char *fd = getenv("XP_TARGET_ONCPU");
+	const char *fd = getenv(ONCPU_ENV);
 	void *p;
 
 	if (!fd || !*fd)
