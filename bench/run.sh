@@ -178,6 +178,8 @@ for f in "${freqs[@]}"; do
 	[[ $f =~ ^[1-9][0-9]*$ ]] || die "bad rate '$f' in BENCH_FREQS"
 done
 [[ -x $xprof ]] || die "$xprof not found: build first (cmake --build $build)"
+# The prefix of the -user tools' commands (validated above).
+as_user=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user" 2>/dev/null)" --clear-groups)
 
 # The base program (split, threads), its variant suffix and thread count.
 target_parts() {
@@ -346,18 +348,18 @@ run_one() {
 	target_cmd "$t" "${amount[$t]}"
 	case $tool in
 	bare) ;;
-	xprof | xprof-base) cmd=("$x" record "${xprof_opts[@]}" -F "$f" -o "$data" -- "${cmd[@]}") ;;
-	xprof-any) cmd=("$x" record "${xprof_opts[@]}" --interrupt-from-any-cpu -F "$f" -o "$data" -- "${cmd[@]}") ;;
-	xprof-user*) # validated above
-		# The user writes the data file; $out is root's.
-		mkdir -p -m 1777 "$out/user"
-		data=$out/user/run.data
+	xprof*)
 		extra=()
 		[[ $tool != *-spin ]] || extra=(--spin-idle)
 		[[ $tool != *-shared ]] || extra=(--no-own-session)
 		[[ $tool != *-any ]] || extra=(--interrupt-from-any-cpu)
-		cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")" --clear-groups
-			"$x" record "${xprof_opts[@]}" "${extra[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
+		if [[ $tool == xprof-user* ]]; then
+			# The user writes the data file; $out is root's.
+			mkdir -p -m 1777 "$out/user"
+			data=$out/user/run.data
+		fi
+		cmd=("$x" record "${xprof_opts[@]}" "${extra[@]}" -F "$f" -o "$data" -- "${cmd[@]}")
+		[[ $tool != xprof-user* ]] || cmd=("${as_user[@]}" "${cmd[@]}")
 		;;
 	floor*)
 		extra=()
@@ -372,8 +374,7 @@ run_one() {
 		[[ $tool != *-pin ]] || extra=(-p)
 		[[ $tool != *-move ]] || extra=(-m)
 		cmd=("$floor" "${extra[@]}" -F "$f" -- "${cmd[@]}")
-		[[ $tool != floor-user* ]] || cmd=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user")"
-			--clear-groups "${cmd[@]}")
+		[[ $tool != floor-user* ]] || cmd=("${as_user[@]}" "${cmd[@]}")
 		;;
 	perf-fp) cmd=(perf record -q -e "$event" -F "$f" -g -o "$data" -- "${cmd[@]}") ;;
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$f" --call-graph dwarf -o "$data" -- "${cmd[@]}") ;;
