@@ -373,7 +373,7 @@ static struct smp_proc *tick_proc(struct sampler *s, struct xp_process *proc)
  * (smp_find_due).  Not while the process's sum is unknown since its last
  * tick: it would be swept all the same.
  */
-static bool is_quiet(struct xp_thread *th, struct smp_proc *p)
+static bool left_out(struct xp_thread *th, struct smp_proc *p)
 {
 	return quiet(smp_thread_of(th)) && p->rest_known && th->state == THREAD_RUNNING;
 }
@@ -419,10 +419,11 @@ static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64
 	long others;
 
 	if (p->nskipped) {
-		others = exact && rest == p->rest_ns && now - p->swept_at < SMP_QUIET_SWEEP_NS
-			     ? smp_others_running(s)
-			     : -1;
-		p->sweep = others < 0 || others > (long)s->awake;
+		p->sweep = !exact || rest != p->rest_ns || now - p->swept_at >= SMP_QUIET_SWEEP_NS;
+		if (!p->sweep) {
+			others = smp_others_running(s);
+			p->sweep = others < 0 || others > (long)s->awake;
+		}
 		if (p->sweep)
 			return;
 	}
@@ -463,7 +464,7 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		struct smp_thread *x = smp_thread_of(th);
 
 		p = tick_proc(s, th->proc);
-		if (is_quiet(th, p)) {
+		if (left_out(th, p)) {
 			x->skipped = s->st->ticks;
 			p->known_ns += x->cpu.last_cpu_ns;
 			p->nquiet++;
