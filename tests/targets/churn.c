@@ -100,6 +100,9 @@ static int run_threads(int argc, char **argv)
 	}
 	pthread_attr_destroy(&attr);
 	fprintf(stderr, "churn: %lu threads started\n", started);
+	fprintf(stderr, "churn: main %.0f ms of %.0f ms CPU\n",
+		tgt_clock(CLOCK_THREAD_CPUTIME_ID) * 1e3,
+		tgt_clock(CLOCK_PROCESS_CPUTIME_ID) * 1e3);
 	printf("churn: threads unit=%016" PRIx64 " mismatches=%lu\n", ref, bad);
 	return bad ? 1 : 0;
 }
