@@ -259,3 +259,31 @@ int insn_frame_row(struct insn_decoder *d, const struct xp_arch *arch, const uin
 	insn_frame_to_row(arch, &f, pc, row);
 	return 0;
 }
+
+int insn_frame_neutral(struct insn_decoder *d, const struct xp_arch *arch, const uint8_t *code,
+		       size_t len, uint64_t addr, uint64_t pc)
+{
+	static const struct xp_insn_effect none;
+	const struct insn_arch_desc *desc;
+	struct xp_insn_effect eff;
+	unsigned int idx;
+	size_t left;
+	int ret;
+
+	if (pc < addr || pc - addr > INSN_MAX_SCAN || len < pc - addr)
+		return -EINVAL;
+	if (pc == addr)
+		return 1;
+	ret = insn_open(d, arch, &desc, &idx);
+	if (ret)
+		return ret;
+	left = (size_t)(pc - addr);
+	while (addr < pc) {
+		if (!cs_disasm_iter(d->handle[idx], &code, &left, &addr, d->insn[idx]))
+			return -EINVAL;
+		arch->insn_effect(d->insn[idx]->mnemonic, d->insn[idx]->op_str, &eff);
+		if (memcmp(&eff, &none, sizeof(eff)))
+			return 0;
+	}
+	return addr == pc ? 1 : -EINVAL;
+}

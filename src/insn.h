@@ -44,4 +44,14 @@ int insn_call_ends_at(struct insn_decoder *d, const struct xp_arch *arch, const 
 int insn_frame_row(struct insn_decoder *d, const struct xp_arch *arch, const uint8_t *code,
 		   size_t len, uint64_t start, uint64_t pc, struct cfi_row *row);
 
+/*
+ * Whether the instructions from @addr up to @pc (@code holds @len bytes
+ * from @addr) leave sp, fp and the return address as they are and run
+ * straight on to @pc: no return, jump or call among them.  1 yes, 0 no,
+ * -ENOTSUP (no disassembler for @arch), -EINVAL (@pc is not an
+ * instruction boundary from @addr, or too far).
+ */
+int insn_frame_neutral(struct insn_decoder *d, const struct xp_arch *arch, const uint8_t *code,
+		       size_t len, uint64_t addr, uint64_t pc);
+
 #endif

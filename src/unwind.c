@@ -38,6 +38,7 @@
 #include <string.h>
 
 #define UW_ROW_CACHE  1024 /* slots, a power of two */
+#define UW_CFI_GAP    16   /* bytes: how far past an FDE's end its last row may hold */
 #define UW_CALL_CACHE 1024 /* slots, a power of two */
 #define UW_EXPR_STACK 16
 #define UNWIND_CHECK_MAX 1024 /* frames compared in check mode, at most */
@@ -57,7 +58,8 @@ struct uw_call_slot {
 struct uw_row_slot {
 	const struct module *mod; /* NULL: empty slot */
 	uint64_t vaddr;
-	int status; /* 0, or -ENOENT/-ENOTSUP from module_cfi_row (cached too) */
+	int status;    /* 0, or -ENOENT/-ENOTSUP from module_cfi_row (cached too) */
+	bool past_cfi; /* the row is an FDE's last, carried past its end (uw_row_past_cfi) */
 	struct cfi_row row;
 };
 
@@ -152,12 +154,50 @@ static int uw_row_from_code(struct uw_walk *w, struct module *mod, uint64_t vadd
 }
 
 /*
- * The CFI row for the code at target address @addr (the pc, or a return
- * address - 1).  0, -ENOENT when there is no module or no CFI for it (nor,
- * unless in DWARF mode, a frame state from prologue analysis), -ENOTSUP
- * when its rules are beyond us.
+ * An exact pc in no FDE nor symbol, at most UW_CFI_GAP bytes past the end
+ * of an FDE whose code runs on to it: glibc's clone and clone3 end their
+ * FDE before the system call (the child's frame is another), so the
+ * parent stopped in the call, at its clone event, had neither CFI nor, in
+ * a stripped libc, a symbol, and its stack ended there (as perf's and
+ * libunwind's do).  The FDE's last row holds at @vaddr when the
+ * instructions between leave the frame alone.  The caller found with it
+ * must follow a call (uw_step): code without CFI after an FDE that ends
+ * inside a frame (a call to abort) is another function.
  */
-static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi_row **row)
+static int uw_row_past_cfi(struct uw_walk *w, struct module *mod, uint64_t vaddr,
+			   struct cfi_row *row)
+{
+	const struct xp_arch *arch = w->arch;
+	const uint8_t *code;
+	unsigned int k;
+	size_t len;
+	int ret;
+
+	for (k = 1; k <= UW_CFI_GAP && k <= vaddr; k++) {
+		ret = module_cfi_row(mod, vaddr - k, arch->dwarf.fp, arch->dwarf.sp, row);
+		if (ret == -ENOENT)
+			continue;
+		if (ret || row->end > vaddr)
+			return -ENOENT;
+		len = module_code(mod, row->end, &code);
+		if (insn_frame_neutral(w->u->insn, arch, code, len, row->end, vaddr) != 1)
+			return -ENOENT;
+		row->start = vaddr;
+		row->end = vaddr + 1;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The CFI row for the code at target address @addr (the pc, or a return
+ * address - 1), and whether it was carried past its FDE's end
+ * (uw_row_past_cfi).  0, -ENOENT when there is no module or no CFI for it
+ * (nor, unless in DWARF mode, a frame state from the code), -ENOTSUP when
+ * its rules are beyond us.
+ */
+static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi_row **row,
+		  bool *past_cfi)
 {
 	struct xp_map *m = uw_find(w, addr);
 	struct uw_row_slot *s;
@@ -174,10 +214,16 @@ static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi
 		s->vaddr = vaddr;
 		s->status =
 		    module_cfi_row(m->mod, vaddr, w->arch->dwarf.fp, w->arch->dwarf.sp, &s->row);
+		s->past_cfi = false;
 		if (s->status == -ENOENT && w->u->mode != UNWIND_DWARF)
 			s->status = uw_row_from_code(w, m->mod, vaddr, exact, &s->row);
+		if (s->status == -ENOENT && w->u->mode != UNWIND_DWARF && exact) {
+			s->status = uw_row_past_cfi(w, m->mod, vaddr, &s->row);
+			s->past_cfi = !s->status;
+		}
 	}
 	*row = &s->row;
+	*past_cfi = s->past_cfi;
 	return s->status;
 }
 
@@ -623,12 +669,13 @@ static int uw_step(struct uw_walk *w, const struct uw_frame *f, struct uw_frame 
 	enum unwind_mode mode = w->u->mode;
 	const struct cfi_row *row;
 	uint64_t lookup = xp_lookup_pc(f->pc, f->exact ? XP_FRAME_EXACT : 0);
+	bool past_cfi;
 	int ret;
 
 	*cfi = false;
 	if (mode == UNWIND_FP && !f->exact)
 		return uw_step_fp(w, f, caller);
-	ret = uw_row(w, lookup, f->exact, &row);
+	ret = uw_row(w, lookup, f->exact, &row, &past_cfi);
 	if (!ret) {
 		/* The record is what the CFI says: follow it without evaluating rules. */
 		if (mode == UNWIND_AUTO && !f->exact && uw_row_is_frame_record(w->arch, row)) {
@@ -637,6 +684,8 @@ static int uw_step(struct uw_walk *w, const struct uw_frame *f, struct uw_frame 
 				return ret;
 		}
 		ret = uw_step_row(w, f, row, caller);
+		if (ret == UW_STEP_OK && past_cfi && !uw_is_after_call(w, caller->pc))
+			ret = -EINVAL;
 		if (ret >= 0 || mode == UNWIND_DWARF) {
 			*cfi = ret >= 0;
 			return ret;

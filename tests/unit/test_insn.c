@@ -209,6 +209,48 @@ static int test_call_check(void)
 	return T_OK;
 }
 
+/*
+ * The code between an FDE's end and a pc: glibc's clone3 ends its FDE
+ * before the syscall, whose next instruction is where the parent stops.
+ */
+static int test_frame_neutral(void)
+{
+	static const uint8_t c[] = {
+	    0xb8, 0xb3, 0x01, 0x00, 0x00, /* 0: mov eax, 0x1b3 */
+	    0x0f, 0x05,			  /* 5: syscall */
+	    0x48, 0x85, 0xc0,		  /* 7: test rax, rax */
+	    0x55,			  /* 10: push rbp */
+	    0xc3,			  /* 11: ret */
+	};
+	static const uint32_t words[] = {
+	    0xd2800d08, /* 0: mov x8, #0x68 */
+	    0xd4000001, /* 4: svc #0 */
+	    0xa9bf7bfd, /* 8: stp x29, x30, [sp, #-0x10]! */
+	};
+	const struct xp_arch *a = xp_arch_by_machine(EM_X86_64);
+	const struct xp_arch *a64 = xp_arch_by_machine(EM_AARCH64);
+	struct insn_decoder *d = insn_decoder_new();
+	uint8_t code[sizeof(words)];
+	size_t i;
+
+	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0x1000), 1);
+	T_EQ_U64(insn_frame_neutral(d, a, c + 5, sizeof(c) - 5, 0x1005, 0x1007), 1);
+	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0x100a), 1);
+	/* A push moves sp; a return ends the path. */
+	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0x100b), 0);
+	T_EQ_U64(insn_frame_neutral(d, a, c + 11, 1, 0x100b, 0x100c), 0);
+	/* Not an instruction boundary, before the start, past the code. */
+	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0x1006), (uint64_t)-EINVAL);
+	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0xfff), (uint64_t)-EINVAL);
+	T_EQ_U64(insn_frame_neutral(d, a, c, 4, 0x1000, 0x1007), (uint64_t)-EINVAL);
+	for (i = 0; i < sizeof(code); i++)
+		code[i] = (uint8_t)(words[i / 4] >> (8 * (i % 4)));
+	T_EQ_U64(insn_frame_neutral(d, a64, code, sizeof(code), 0x1000, 0x1008), 1);
+	T_EQ_U64(insn_frame_neutral(d, a64, code, sizeof(code), 0x1000, 0x100c), 0);
+	insn_decoder_free(d);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_x86_64_prologue), T_CASE(test_x86_64_early_return), T_CASE(test_x86_64_refused),
        T_CASE(test_aarch64_prologue), T_CASE(test_aarch64_epilogue_same_depth),
-       T_CASE(test_call_check))
+       T_CASE(test_call_check), T_CASE(test_frame_neutral))
