@@ -9,10 +9,13 @@
 #   - 'exits code 0 0.05', five times: a process that ends 50 ms in;
 #   - 'churn threads 2 8': 8 threads at a time created and exiting for
 #     2 s, thousands in all, most of them gone before or during their
-#     first sample: each lives for ~50 us of CPU time, so a tick (every
+#     first sample: each lives for a few us of CPU time, so a tick (every
 #     100 us, and late while the controller handles the thread starts and
-#     ends) finds few of them in their work.  At least 100 samples (300 to
-#     5,000 in the default build, 200 to 2,600 in the sanitized one).
+#     ends) finds few of them in their work.  The main thread that starts
+#     them spends most of its time stopped at their clone events, yet
+#     runs a third of a CPU: its samples weigh its own CPU time (churn
+#     prints it) and, taken in clone3, whose CFI ends before the system
+#     call, still reach run_threads.  At least 100 samples.
 # Nothing crashes or hangs; each run ends with the target's own status and
 # output, as without xprof, and its data file reports.
 # shellcheck source=tests/lib/lib.sh
@@ -45,6 +48,7 @@ say "## threads created and exiting, thousands a second"
 expect_exit 0 "$XPROF" record -F 9999 -o churn.data -- "$T/churn" threads 2 8
 assert_files_equal "output as without xprof" churn.plain "$XP_OUT"
 show_file "summary (and the target's thread count)" "$XP_ERR"
+cp "$XP_ERR" churn.err
 threads=$(sed -n 's/.* \([0-9]*\) threads in \([0-9]*\) processes.*/\1/p' "$XP_ERR")
 if ((${threads:-0} >= 1000)); then
 	say "  ok: $threads threads seen"
@@ -54,5 +58,21 @@ fi
 expect_exit 0 "$XPROF" report -i churn.data --folded --value samples -o churn.folded
 assert_folded_format churn.folded
 assert_samples_at_least "churn" 100 churn.folded
+# The creator is the thread with run_threads in its stacks (the root).
+expect_exit 0 "$XPROF" report -i churn.data --folded --value samples --per-thread -o churn.tid
+assert_within "creator's samples in clone3 that reach run_threads, %" "$(awk '
+	{ split($1, f, ";"); n = $NF }
+	/;run_threads;/ { creator[f[1]] = 1 }
+	/;clone3 [0-9]+$/ { in_clone[f[1]] += n; if (/;run_threads;/) reach[f[1]] += n }
+	END { for (t in creator) { a += in_clone[t]; b += reach[t] }
+		if (a) printf "%.1f", 100 * b / a }' churn.tid)" 90 100
+# Its weight is its CPU time: before, a tick that found it stopped at a
+# clone event not collected yet took it for blocked in clone3, and its
+# time went to no sample (12 ms of 317).
+expect_exit 0 "$XPROF" report -i churn.data --folded -o churn.ns
+main_ms=$(sed -n 's/^churn: main \([0-9]*\) ms of .*/\1/p' churn.err)
+read -r hits _ _ < <(folded_stats churn.ns "frame:run_threads")
+assert_within "creator's weight / its CPU time (${main_ms:-?} ms)" \
+	"$(awk -v h="$hits" -v m="${main_ms:-0}" 'BEGIN { if (m > 0) printf "%.2f", h / 1e6 / m }')" 0.7 1.1
 
 finish
