@@ -150,6 +150,7 @@ static void aarch64_sp_access(bool store, const char *ops, struct xp_insn_effect
  * the table first keeps the order of the rules.
  */
 static const struct xp_arch_insn aarch64_insns[] = {
+    {.mn = "brk udf hlt", .flags = XP_EFF_TRAP},
     {.mn = "ret retaa retab", .flags = XP_EFF_RETURN},
     {.mn = "b br", .flags = XP_EFF_JUMP},
     {.mn = "mov", .ops = "x29, sp", .flags = XP_EFF_SET_FP},

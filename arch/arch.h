@@ -61,6 +61,7 @@ enum xp_insn_eff_flags {
 	XP_EFF_RETURN = 1 << 8,
 	XP_EFF_JUMP = 1 << 9,  /* unconditional jump: what follows is another path */
 	XP_EFF_CALL = 1 << 10, /* a call: what follows is a return address */
+	XP_EFF_TRAP = 1 << 11, /* a breakpoint or undefined instruction: the thread stops there */
 };
 
 struct xp_insn_effect {

@@ -67,6 +67,7 @@ static int riscv64_regs_read(pid_t tid, struct xp_regs *out)
  * has no row: the sp adjustment claims it first, and finds no immediate.
  */
 static const struct xp_arch_insn riscv64_insns[] = {
+    {.mn = "ebreak c.ebreak unimp c.unimp", .flags = XP_EFF_TRAP},
     {.mn = "sd sdsp", .ops = "ra, %(sp)", .flags = XP_EFF_SAVE_RA, .imm = XP_ARCH_IMM_SAVE_RA},
     {.mn = "sd sdsp", .ops = "s0, %(sp)", .flags = XP_EFF_SAVE_FP, .imm = XP_ARCH_IMM_SAVE_FP},
     {.mn = "ld ldsp", .ops = "ra, %(sp)", .flags = XP_EFF_RESTORE_RA},

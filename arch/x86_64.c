@@ -87,6 +87,7 @@ static bool x86_64_dest_is_fp(const char *ops)
  * trying the table first keeps the order of the rules.
  */
 static const struct xp_arch_insn x86_64_insns[] = {
+    {.mn = "int3 ud2 ud1 ud0 hlt", .flags = XP_EFF_TRAP},
     {.mn = "ret retq", .flags = XP_EFF_RETURN},
     {.mn = "jmp", .flags = XP_EFF_JUMP},
     {.mn = "mov", .ops = "rbp, rsp", .flags = XP_EFF_SET_FP},

@@ -232,7 +232,7 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
  * the same (the call it stopped in: the clone event of a thread that
  * starts others): a target that starts thousands of threads a second has
  * its creator stopped there at most ticks, and taking that for a block
- * kept its CPU time out of every sample (4 of 1,065).  The look does not
+ * kept its CPU time out of every sample (12 ms of its 317 went into 4).  The look does not
  * consume the stop (WNOWAIT).
  */
 static bool stop_waiting(struct xp_thread *th)
@@ -324,10 +324,10 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	 */
 	if (nr == PROCFS_GONE)
 		return false;
-	if (nr >= 0 && stop_waiting(th))
-		return false; /* its time waits for a tick that finds it running */
 	if (nr >= 0) {
-		note_blocked(x);
+		/* A stop waiting: its time waits for a tick that finds it running. */
+		if (!stop_waiting(th))
+			note_blocked(x);
 		return false;
 	}
 	/*

@@ -46,10 +46,11 @@ int insn_frame_row(struct insn_decoder *d, const struct xp_arch *arch, const uin
 
 /*
  * Whether the instructions from @addr up to @pc (@code holds @len bytes
- * from @addr) leave sp, fp and the return address as they are and run
- * straight on to @pc: no return, jump or call among them.  1 yes, 0 no,
- * -ENOTSUP (no disassembler for @arch), -EINVAL (@pc is not an
- * instruction boundary from @addr, or too far).
+ * from @addr) leave sp, fp and the return address as they are and each
+ * may go on to the next: no return, jump, call or trap among them (a
+ * conditional branch may also go on).  1 yes, 0 no, -ENOTSUP (no
+ * disassembler for @arch), -EINVAL (@pc is not an instruction boundary
+ * from @addr, is before it or too far, or @len does not reach it).
  */
 int insn_frame_neutral(struct insn_decoder *d, const struct xp_arch *arch, const uint8_t *code,
 		       size_t len, uint64_t addr, uint64_t pc);

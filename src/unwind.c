@@ -59,6 +59,7 @@ struct uw_row_slot {
 	const struct module *mod; /* NULL: empty slot */
 	uint64_t vaddr;
 	int status;    /* 0, or -ENOENT/-ENOTSUP from module_cfi_row (cached too) */
+	bool exact;    /* looked up for an exact pc (uw_row_from_code, uw_row_past_cfi) */
 	bool past_cfi; /* the row is an FDE's last, carried past its end (uw_row_past_cfi) */
 	struct cfi_row row;
 };
@@ -159,28 +160,34 @@ static int uw_row_from_code(struct uw_walk *w, struct module *mod, uint64_t vadd
  * FDE before the system call (the child's frame is another), so the
  * parent stopped in the call, at its clone event, had neither CFI nor, in
  * a stripped libc, a symbol, and its stack ended there (as perf's and
- * libunwind's do).  The FDE's last row holds at @vaddr when the
- * instructions between leave the frame alone.  The caller found with it
- * must follow a call (uw_step): code without CFI after an FDE that ends
- * inside a frame (a call to abort) is another function.
+ * libunwind's do).  The FDE's last row holds at @vaddr when every
+ * instruction from that row's start on leaves the frame alone and goes
+ * on to the next: straight code, as clone's and clone3's are.  Code
+ * after an FDE that ends in a return, a jump, a call (to abort) or a
+ * trap is another function's.  The caller found with it must follow a
+ * call too (uw_step).
  */
 static int uw_row_past_cfi(struct uw_walk *w, struct module *mod, uint64_t vaddr,
 			   struct cfi_row *row)
 {
 	const struct xp_arch *arch = w->arch;
+	uint64_t start, size;
 	const uint8_t *code;
 	unsigned int k;
 	size_t len;
 	int ret;
 
-	for (k = 1; k <= UW_CFI_GAP && k <= vaddr; k++) {
+	if (!module_symbol(mod, vaddr, NULL, &start, &size))
+		return -ENOENT; /* the prologue analysis had its chance */
+	/* The row that covers vaddr - k ends at vaddr - k + 1 or later. */
+	for (k = 1; k <= UW_CFI_GAP + 1 && k <= vaddr; k++) {
 		ret = module_cfi_row(mod, vaddr - k, arch->dwarf.fp, arch->dwarf.sp, row);
 		if (ret == -ENOENT)
 			continue;
-		if (ret || row->end > vaddr)
+		if (ret || row->end > vaddr || row->signal || row->ra.kind == CFI_UNDEF)
 			return -ENOENT;
-		len = module_code(mod, row->end, &code);
-		if (insn_frame_neutral(w->u->insn, arch, code, len, row->end, vaddr) != 1)
+		len = module_code(mod, row->start, &code);
+		if (insn_frame_neutral(w->u->insn, arch, code, len, row->start, vaddr) != 1)
 			return -ENOENT;
 		row->start = vaddr;
 		row->end = vaddr + 1;
@@ -206,12 +213,13 @@ static int uw_row(struct uw_walk *w, uint64_t addr, bool exact, const struct cfi
 	if (!m || !m->mod || module_vaddr(m->mod, m, addr, &vaddr))
 		return -ENOENT;
 	s = &w->u->rows[uw_hash(m->mod, vaddr, UW_ROW_CACHE)];
-	if (s->mod == m->mod && s->vaddr == vaddr) {
+	if (s->mod == m->mod && s->vaddr == vaddr && s->exact == exact) {
 		w->u->stats.rows_cached++;
 	} else {
 		w->u->stats.rows_built++;
 		s->mod = m->mod;
 		s->vaddr = vaddr;
+		s->exact = exact;
 		s->status =
 		    module_cfi_row(m->mod, vaddr, w->arch->dwarf.fp, w->arch->dwarf.sp, &s->row);
 		s->past_cfi = false;

@@ -63,7 +63,7 @@ expect_exit 0 "$XPROF" report -i churn.data --folded --value samples --per-threa
 assert_within "creator's samples in clone3 that reach run_threads, %" "$(awk '
 	{ split($1, f, ";"); n = $NF }
 	/;run_threads;/ { creator[f[1]] = 1 }
-	/;clone3 [0-9]+$/ { in_clone[f[1]] += n; if (/;run_threads;/) reach[f[1]] += n }
+	/;(__)?clone3? [0-9]+$/ { in_clone[f[1]] += n; if (/;run_threads;/) reach[f[1]] += n }
 	END { for (t in creator) { a += in_clone[t]; b += reach[t] }
 		if (a) printf "%.1f", 100 * b / a }' churn.tid)" 90 100
 # Its weight is its CPU time: before, a tick that found it stopped at a

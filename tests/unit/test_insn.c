@@ -221,6 +221,7 @@ static int test_frame_neutral(void)
 	    0x48, 0x85, 0xc0,		  /* 7: test rax, rax */
 	    0x55,			  /* 10: push rbp */
 	    0xc3,			  /* 11: ret */
+	    0xcc,			  /* 12: int3 */
 	};
 	static const uint32_t words[] = {
 	    0xd2800d08, /* 0: mov x8, #0x68 */
@@ -236,9 +237,10 @@ static int test_frame_neutral(void)
 	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0x1000), 1);
 	T_EQ_U64(insn_frame_neutral(d, a, c + 5, sizeof(c) - 5, 0x1005, 0x1007), 1);
 	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0x100a), 1);
-	/* A push moves sp; a return ends the path. */
+	/* A push moves sp; a return or a trap ends the path. */
 	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0x100b), 0);
 	T_EQ_U64(insn_frame_neutral(d, a, c + 11, 1, 0x100b, 0x100c), 0);
+	T_EQ_U64(insn_frame_neutral(d, a, c + 12, 1, 0x100c, 0x100d), 0);
 	/* Not an instruction boundary, before the start, past the code. */
 	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0x1006), (uint64_t)-EINVAL);
 	T_EQ_U64(insn_frame_neutral(d, a, c, sizeof(c), 0x1000, 0xfff), (uint64_t)-EINVAL);
