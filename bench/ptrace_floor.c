@@ -45,6 +45,7 @@
 #include "../tests/targets/oncpu.h"
 #include "arch/arch.h"
 #include "ctl.h"
+#include "err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +73,8 @@ struct thr {
 };
 
 static struct thr *thrs;
-static size_t nthrs, cap_thrs, next_thr;
+static size_t nthrs, next_thr;
+static unsigned long cap_thrs;
 static pid_t leader;
 static int exit_status = -1;
 static const struct xp_arch *arch;
@@ -107,12 +109,7 @@ static void thr_add(pid_t tid)
 {
 	if (thr_find(tid))
 		return;
-	if (nthrs == cap_thrs) {
-		cap_thrs = cap_thrs ? 2 * cap_thrs : 16;
-		thrs = realloc(thrs, cap_thrs * sizeof(*thrs));
-		if (!thrs)
-			die("out of memory", NULL);
-	}
+	xp_grow((void **)&thrs, &cap_thrs, nthrs + 1, sizeof(*thrs));
 	thrs[nthrs++] = (struct thr){.tid = tid};
 }
 
