@@ -232,8 +232,8 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
  * the same (the call it stopped in: the clone event of a thread that
  * starts others): a target that starts thousands of threads a second has
  * its creator stopped there at most ticks, and taking that for a block
- * kept its CPU time out of every sample (12 ms of its 317 went into 4).  The look does not
- * consume the stop (WNOWAIT).
+ * kept its CPU time out of every sample (12 ms of its 317 went into 4).
+ * The look does not consume the stop (WNOWAIT).
  */
 static bool stop_waiting(struct xp_thread *th)
 {
@@ -413,15 +413,6 @@ static bool known_all(const struct smp_proc *p)
 }
 
 /*
- * After the threads that are not quiet were read: whether @p's quiet ones
- * left out must be read too.  Its clock less the counters known (those
- * read, and the quiet ones' as they were) is its exited threads' time: if
- * that changed, a quiet thread's counter moved.  A quiet thread woken
- * since may run without moving it yet (until the kernel's tick or a
- * switch); more tasks runnable on the machine than threads of ours that
- * may run may be such a one.  And at least every SMP_QUIET_SWEEP_NS.
- */
-/*
  * Whether @p's clock less its threads' counters known is exactly its
  * exited threads' time: every counter known, and the clock unmoved during
  * the reads.
@@ -433,6 +424,15 @@ static bool rest_exact(struct smp_proc *p, pid_t pid)
 	return known_all(p) && proc_clock(p, pid, &t) && t == p->clock_ns;
 }
 
+/*
+ * After the threads that are not quiet were read: whether @p's quiet ones
+ * left out must be read too.  Its clock less the counters known (those
+ * read, and the quiet ones' as they were) is its exited threads' time: if
+ * that changed, a quiet thread's counter moved.  A quiet thread woken
+ * since may run without moving it yet (until the kernel's tick or a
+ * switch); more tasks runnable on the machine than threads of ours that
+ * may run may be such a one.  And at least every SMP_QUIET_SWEEP_NS.
+ */
 static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64_t now)
 {
 	uint64_t rest = p->clock_ns - p->known_ns;

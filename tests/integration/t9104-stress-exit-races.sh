@@ -74,7 +74,7 @@ assert_within "creator's samples that reach run_threads, %" "$(awk '
 expect_exit 0 "$XPROF" report -i churn.data --folded -o churn.ns
 main_ms=$(sed -n 's/^churn: main \([0-9]*\) ms of .*/\1/p' churn.err)
 read -r hits _ _ < <(folded_stats churn.ns "frame:run_threads")
-assert_within "creator's weight / its CPU time (${main_ms:-?} ms)" \
-	"$(awk -v h="$hits" -v m="${main_ms:-0}" 'BEGIN { if (m > 0) printf "%.2f", h / 1e6 / m }')" 0.7 1.1
+ratio=$(awk -v h="$hits" -v m="${main_ms:-0}" 'BEGIN { if (m > 0) printf "%.2f", h / 1e6 / m }')
+assert_within "creator's weight / its CPU time (${main_ms:-?} ms)" "$ratio" 0.7 1.1
 
 finish
