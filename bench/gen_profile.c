@@ -24,6 +24,7 @@
  */
 #include "addrspace.h"
 #include "arch/arch.h"
+#include "clock.h"
 #include "datafile.h"
 #include "unwind.h"
 
@@ -232,7 +233,7 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	w = df_writer_open(argv[optind], arch->e_machine,
-			   (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+			   xp_timespec_ns(&now));
 	if (!w)
 		return 1;
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

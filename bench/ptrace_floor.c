@@ -44,8 +44,10 @@
  */
 #include "../tests/targets/oncpu.h"
 #include "arch/arch.h"
+#include "clock.h"
 #include "ctl.h"
 #include "err.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -166,7 +168,7 @@ static void handle(pid_t tid, int st)
 		take_sample(t);
 		t->pending = false;
 		npending--;
-		stop_ns += ctl_now_ns() - t->interrupted_at;
+		stop_ns += xp_now_ns() - t->interrupted_at;
 	}
 	event = st >> 16;
 	if (event == PTRACE_EVENT_CLONE) {
@@ -200,7 +202,7 @@ static void drain(bool block)
 }
 
 /*
- * Sleep until @at (ctl_now_ns), handling the target's stops meanwhile;
+ * Sleep until @at (xp_now_ns), handling the target's stops meanwhile;
  * with @tid, only while that thread's interrupt waits for its stop.
  */
 static void sleep_until(uint64_t at, pid_t tid)
@@ -209,11 +211,10 @@ static void sleep_until(uint64_t at, pid_t tid)
 	struct thr *t;
 	uint64_t now;
 
-	while (exit_status < 0 && (now = ctl_now_ns()) < at) {
+	while (exit_status < 0 && (now = xp_now_ns()) < at) {
 		if (tid && (!(t = thr_find(tid)) || !t->pending))
 			return;
-		ts.tv_sec = (time_t)((at - now) / 1000000000u);
-		ts.tv_nsec = (long)((at - now) % 1000000000u);
+		ts = xp_ns_timespec(at - now);
 		if (sigtimedwait(&chld, NULL, &ts) == SIGCHLD)
 			drain(false);
 	}
@@ -225,7 +226,7 @@ static bool interrupt(struct thr *t)
 	if (t->pending || ptrace(PTRACE_INTERRUPT, t->tid, 0, 0))
 		return false;
 	t->pending = true;
-	t->interrupted_at = ctl_now_ns();
+	t->interrupted_at = xp_now_ns();
 	npending++;
 	return true;
 }
@@ -237,11 +238,11 @@ static bool interrupt(struct thr *t)
  */
 static void spin_for_stops(void)
 {
-	uint64_t until = ctl_now_ns() + 100000;
+	uint64_t until = xp_now_ns() + 100000;
 	pid_t tid;
 	int st;
 
-	while (npending && exit_status < 0 && ctl_now_ns() < until)
+	while (npending && exit_status < 0 && xp_now_ns() < until)
 		if ((tid = waitpid(-1, &st, __WALL | WNOHANG)) > 0)
 			handle(tid, st);
 		else if (tid < 0)
@@ -279,7 +280,7 @@ static long tick_oncpu(size_t n)
 		if (move && ctl_move_to_cpu(&place, (int)cpu) == 0) {
 			if (!interrupt(t))
 				continue;
-			sleep_until(ctl_now_ns() + 100000, tid);
+			sleep_until(xp_now_ns() + 100000, tid);
 		} else if (!interrupt(t)) {
 			continue;
 		}
@@ -304,7 +305,7 @@ static size_t samples_due(size_t cpus, uint64_t period)
 {
 	uint64_t now;
 
-	if (ctl_clock_read(proc_clock, &now))
+	if (xp_clock_read(proc_clock, &now))
 		return 0;
 	credit += now - proc_cpu_last;
 	proc_cpu_last = now;
@@ -383,7 +384,7 @@ int main(int argc, char **argv)
 	}
 	if (!cpus)
 		cpus = (unsigned long)place.nr_cpus;
-	period = 1000000000u / hz;
+	period = XP_NS_PER_SEC / hz;
 
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
@@ -408,7 +409,7 @@ int main(int argc, char **argv)
 			setenv(ONCPU_ENV, fd, 1);
 		}
 	}
-	pid = ctl_spawn_held(argv + optind, go, err, 0);
+	pid = spawn_held(argv + optind, go, err, 0);
 	if (pid < 0)
 		die("fork", strerror(errno));
 	if (ptrace(PTRACE_SEIZE, pid, 0,
@@ -437,7 +438,7 @@ int main(int argc, char **argv)
 	}
 	close(err[0]);
 
-	start = ctl_now_ns();
+	start = xp_now_ns();
 	next = start + period;
 	while (exit_status < 0) {
 		uint64_t now;
@@ -445,7 +446,7 @@ int main(int argc, char **argv)
 		sleep_until(next, 0);
 		if (exit_status >= 0)
 			break;
-		now = ctl_now_ns();
+		now = xp_now_ns();
 		if (now >= next + period) { /* a whole period late: count it, start afresh */
 			late++;
 			next = now;
@@ -459,7 +460,7 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"ptrace_floor: %llu samples in %.3f s (%llu late ticks), stop mean %.1f us, "
 		"cpu %.1f us per sample\n",
-		(unsigned long long)nsamples, (double)(ctl_now_ns() - start) / 1e9,
+		(unsigned long long)nsamples, (double)(xp_now_ns() - start) / 1e9,
 		(unsigned long long)late, nsamples ? (double)stop_ns / (double)nsamples / 1e3 : 0.0,
 		nsamples ? self_us / (double)nsamples : 0.0);
 	return exit_status;

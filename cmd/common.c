@@ -6,6 +6,7 @@
  * evsel__open_strerror does).
  */
 #include "common.h"
+#include "clock.h"
 #include "control.h"
 #include "ctl.h"
 #include "err.h"
@@ -228,7 +229,7 @@ struct df_writer *common_open_output(const char *path, int argc, char **argv)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	w = df_writer_open(path, xp_arch_host()->e_machine,
-			   (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+			   xp_timespec_ns(&now));
 	if (w && write_meta(w, argc, argv)) {
 		df_writer_discard(w);
 		return NULL;

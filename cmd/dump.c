@@ -9,6 +9,7 @@
  * the output and the exit codes; the ptrace work is the tracer's.
  */
 #include "cmd.h"
+#include "clock.h"
 #include "common.h"
 #include "addrspace.h"
 #include "ctl.h"
@@ -174,7 +175,7 @@ static struct dump_thread *find(struct dump_thread *d, size_t nr, pid_t tid)
 static void stop_and_copy(struct tracer *t, const struct xp_arch *arch, pid_t pid,
 			  struct dump_thread *d, size_t nr)
 {
-	uint64_t deadline = ctl_now_ns() + DUMP_TIMEOUT_MS * 1000000ull;
+	uint64_t deadline = xp_now_ns() + DUMP_TIMEOUT_MS * 1000000ull;
 	struct stackcopy_src mem;
 	size_t pending = 0, i;
 
@@ -188,7 +189,7 @@ static void stop_and_copy(struct tracer *t, const struct xp_arch *arch, pid_t pi
 		else
 			d[i].gone = true;
 	}
-	while (pending && ctl_now_ns() < deadline) {
+	while (pending && xp_now_ns() < deadline) {
 		struct tracer_event ev;
 		struct dump_thread *dt;
 		int status;

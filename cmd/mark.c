@@ -8,6 +8,7 @@
  * a recording is there, and it has taken the mark.
  */
 #include "cmd.h"
+#include "clock.h"
 #include "control.h"
 #include "err.h"
 #include "opt.h"
@@ -33,16 +34,13 @@ static int wait_ack(int fd, const char *path, uint64_t timeout_ns)
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	char buf[64];
 	size_t have = 0;
-	struct timespec t0, now;
+	uint64_t t0 = xp_now_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		uint64_t spent;
 		ssize_t n;
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		spent = (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)now.tv_nsec -
-			(uint64_t)t0.tv_nsec;
+		spent = xp_now_ns() - t0;
 		if (spent >= timeout_ns)
 			break;
 		if (poll(&pfd, 1, (int)((timeout_ns - spent) / 1000000 + 1)) <= 0)

@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "aggregate.h"
 #include "capture.h"
+#include "clock.h"
 #include "err.h"
 #include "opt.h"
 #include "out.h"
@@ -446,7 +447,7 @@ static void fill_out_opts(const struct report_opts *opts, const struct profile *
 	if (profile_stat(p, "duration_ns", &v))
 		oo->duration_ns = v;
 	if (profile_stat(p, "freq_hz", &v) && v)
-		oo->period_ns = 1000000000ull / v;
+		oo->period_ns = XP_NS_PER_SEC / v;
 	if (profile_stat(p, "mode_wall", &v))
 		oo->wall = v != 0;
 }
@@ -737,8 +738,8 @@ void report_write_header(const struct profile *p, FILE *out)
 							: "# sampling disabled",
 			      out);
 		}
-		fprintf(out, " : %llu.%09llu s\n", (unsigned long long)(m->t / 1000000000u),
-			(unsigned long long)(m->t % 1000000000u));
+		fprintf(out, " : %llu.%09llu s\n", (unsigned long long)(m->t / XP_NS_PER_SEC),
+			(unsigned long long)(m->t % XP_NS_PER_SEC));
 	}
 	/* Pids are the host's everywhere; say which a process knew itself by, when another. */
 	for (i = 0; i < p->nr_procs; i++)

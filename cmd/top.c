@@ -12,15 +12,16 @@
  * on, a command to its end, which top waits for (its exit status is top's).
  */
 #include "aggregate.h"
+#include "clock.h"
 #include "cmd.h"
 #include "common.h"
-#include "ctl.h"
 #include "err.h"
 #include "opt.h"
 #include "procfs.h"
 #include "profile.h"
 #include "hash.h"
 #include "sorted.h"
+#include "spawn.h"
 #include "table.h"
 
 #include <errno.h>
@@ -141,14 +142,6 @@ struct top {
 	bool sort_all;	/* sort by since-the-start shares */
 	struct termios saved;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t name_hash_of(const void *ctx, size_t i)
 {
@@ -533,7 +526,7 @@ static int launch(struct top *t)
 	 * The recorder is a child of top, so a descendant of the command's
 	 * designated tracer under Yama; the command starts once traced.
 	 */
-	t->child = ctl_spawn_held(t->o->argv, go, err, getpid());
+	t->child = spawn_held(t->o->argv, go, err, getpid());
 	close(go[0]);
 	close(err[1]);
 	if (t->child < 0) {
@@ -618,7 +611,7 @@ static bool handle_key(struct top *t, char c)
 
 static void refresh(struct top *t)
 {
-	uint64_t now = now_ns();
+	uint64_t now = xp_now_ns();
 
 	t->interval_real_ns = now - t->last_ns;
 	t->last_ns = now;
@@ -634,7 +627,7 @@ static void watch(struct top *t)
 	struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
 
 	while (!top_quit) {
-		uint64_t now = now_ns();
+		uint64_t now = xp_now_ns();
 		int ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
 		char keys[16];
 		ssize_t n, i;
@@ -661,13 +654,13 @@ static void watch(struct top *t)
 				refresh(t); /* what it wrote last (none: it could not attach) */
 			break;
 		}
-		if (now_ns() >= next) {
+		if (xp_now_ns() >= next) {
 			refresh(t);
 			if (t->o->iterations && t->refreshes >= t->o->iterations)
 				break;
 			next += t->o->interval_ns;
-			if (next < now_ns())
-				next = now_ns() + t->o->interval_ns;
+			if (next < xp_now_ns())
+				next = xp_now_ns() + t->o->interval_ns;
 		}
 	}
 }
@@ -760,7 +753,7 @@ static int finish(struct top *t)
 
 int cmd_top(int argc, char **argv)
 {
-	struct top_opts o = {.freq_hz = XP_DEFAULT_FREQ, .interval_ns = 1000000000ull};
+	struct top_opts o = {.freq_hz = XP_DEFAULT_FREQ, .interval_ns = XP_NS_PER_SEC};
 	struct sigaction sa = {.sa_handler = on_signal};
 	struct top t = {.o = &o};
 	int ret;
@@ -771,7 +764,7 @@ int cmd_top(int argc, char **argv)
 	if (make_dir(&t))
 		return XP_EXIT_FAIL;
 	intern(&t, ""); /* id 0: no thread */
-	t.start_ns = t.last_ns = now_ns();
+	t.start_ns = t.last_ns = xp_now_ns();
 	if (o.pids) {
 		t.recorder = start_recorder(&t, o.pids);
 		ret = t.recorder < 0 ? XP_EXIT_FAIL : 0;

@@ -6,6 +6,7 @@
  */
 #include "capture.h"
 #include "addrspace.h"
+#include "clock.h"
 #include "err.h"
 #include "module.h"
 #include "stacktab.h"
@@ -147,14 +148,6 @@ static int save_file(const char *dst, const uint8_t *buf, int fd, uint64_t len)
 	return -e;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The separate debuginfo of build-id @hex as the process sees it
  * (/usr/lib/debug/.build-id/xx/rest.debug under @root), into @dst when
@@ -184,7 +177,7 @@ static uint64_t save_debuginfo(const struct targetfs_root *root, const char *hex
 int capture_save(struct capture *c, struct capture_stats *st)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 200], hex[2 * XP_BUILD_ID_MAX + 1];
-	uint64_t start = now_ns();
+	uint64_t start = xp_now_ns();
 	const uint8_t *id, *image;
 	size_t i, k, idlen, len;
 	struct stat sb;
@@ -226,6 +219,6 @@ int capture_save(struct capture *c, struct capture_stats *st)
 		st->bytes +=
 		    save_debuginfo(c->items[i].root, hex, path, CAPTURE_MAX_BYTES - st->bytes);
 	}
-	st->ns = now_ns() - start;
+	st->ns = xp_now_ns() - start;
 	return e ? -1 : 0;
 }

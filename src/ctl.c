@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The controller's clock, signal set, idle-state and priority requests (see ctl.h). */
+/* The controller's signal set, idle-state and priority requests (see ctl.h). */
 #include "ctl.h"
+#include "clock.h"
 #include "err.h"
 #include "schedule.h"
 
@@ -15,34 +16,6 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
-
-int ctl_clock_read(clockid_t id, uint64_t *ns)
-{
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts))
-		return -1;
-	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	return 0;
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	uint64_t ns = 0;
-
-	ctl_clock_read(id, &ns);
-	return ns;
-}
-
-uint64_t ctl_now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-uint64_t ctl_cpu_ns(void)
-{
-	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-}
 
 /* Whether @sig is ignored (SIG_IGN): nohup's SIGHUP. */
 static bool signal_ignored(int sig)
@@ -255,21 +228,19 @@ int ctl_cpu(void)
 
 int ctl_timerfd_at(int fd, uint64_t at)
 {
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
-					      .tv_nsec = (long)(at % 1000000000ull)}};
+	struct itimerspec its = {.it_value = xp_ns_timespec(at)};
 
 	return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) ? -errno : 0;
 }
 
 uint64_t ctl_pause_ns(uint64_t ns)
 {
-	uint64_t at = ctl_now_ns() + ns, now;
-	struct timespec ts = {.tv_sec = (time_t)(at / 1000000000ull),
-			      .tv_nsec = (long)(at % 1000000000ull)};
+	uint64_t at = xp_now_ns() + ns, now;
+	struct timespec ts = xp_ns_timespec(at);
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
-	now = ctl_now_ns();
+	now = xp_now_ns();
 	return now > at ? now - at : 0;
 }
 
@@ -299,31 +270,4 @@ uint64_t ctl_settle(uint64_t late, uint64_t mean, uint64_t *rnd, uint64_t span,
 		late = ctl_pause_ns(schedule_pause_ns(rnd, span));
 	}
 	return late;
-}
-
-pid_t ctl_spawn_held(char **argv, const int go[2], const int err[2], pid_t ptracer)
-{
-	pid_t pid = fork();
-	sigset_t empty;
-	char c;
-	ssize_t n;
-	int e;
-
-	if (pid)
-		return pid;
-	sigemptyset(&empty);
-	sigprocmask(SIG_SETMASK, &empty, NULL);
-	close(go[1]);
-	close(err[0]);
-	if (ptracer)
-		prctl(PR_SET_PTRACER, ptracer, 0, 0, 0);
-	while ((n = read(go[0], &c, 1)) < 0 && errno == EINTR)
-		;
-	if (n != 1)
-		_exit(127); /* the parent gave up */
-	execvp(argv[0], argv);
-	e = errno;
-	if (write(err[1], &e, sizeof(e)) != sizeof(e))
-		_exit(127);
-	_exit(127);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The controller process itself (the xprof process that traces): its clock,
- * the signals it takes through a signalfd or sigwaitinfo instead of
+ * The controller process itself (the xprof process that traces): the
+ * signals it takes through a signalfd or sigwaitinfo instead of
  * handlers, and how it asks the machine for prompt stops (idle CPUs kept
  * polling, a real-time priority).  Prints only debug lines.
  */
@@ -13,18 +13,6 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-/* CLOCK_MONOTONIC in ns: every duration and deadline of record, attach and dump. */
-uint64_t ctl_now_ns(void);
-
-/* CPU time of xprof's own threads, in ns (CLOCK_PROCESS_CPUTIME_ID). */
-uint64_t ctl_cpu_ns(void);
-
-/*
- * Clock @id in ns into *@ns (another process's CPU clock, from
- * clock_getcpuclockid, fails once it is gone).  0 or -1.
- */
-int ctl_clock_read(clockid_t id, uint64_t *ns);
 
 /*
  * The signals the controller handles itself: SIGINT, SIGTERM, SIGHUP (not
@@ -64,17 +52,6 @@ unsigned int ctl_raise_priority(unsigned int prio);
  * then undone (root, CAP_SYS_NICE, or an RLIMIT_RTPRIO of @prio or more).
  */
 bool ctl_may_raise_priority(unsigned int prio);
-
-/*
- * Fork a child that waits for one byte on @go[0], then execs @argv (PATH
- * searched); if the exec fails it writes its errno to @err[1].  End of
- * file on @go instead (the parent gave up): it exits 127 without running
- * anything.  The child closes @go[1] and @err[0], empties its signal mask
- * and, with @ptracer, lets that process and its descendants trace it
- * under Yama's ptrace_scope 1.  The pipes are the caller's, O_CLOEXEC.
- * Returns the child's pid, or -1 with errno set.
- */
-pid_t ctl_spawn_held(char **argv, const int go[2], const int err[2], pid_t ptracer);
 
 /* Ask for a 100 us time slice at normal priority (see ctl.c).  0 or -1. */
 int ctl_short_slice(void);
@@ -120,7 +97,7 @@ int ctl_cpu(void);
  * small stack (an idle spinner, a trigger): 0 or an errno.
  */
 int ctl_start_pinned(pthread_t *thread, int cpu, void *(*fn)(void *), void *arg);
-/* Set timerfd @fd to expire at @at (ctl_now_ns, CLOCK_MONOTONIC); 0 disarms it.  0 or -errno. */
+/* Set timerfd @fd to expire at @at (xp_now_ns, CLOCK_MONOTONIC); 0 disarms it.  0 or -errno. */
 int ctl_timerfd_at(int fd, uint64_t at);
 /* Sleep @ns on a timer of the CPU the caller runs on; how late it woke, in ns. */
 uint64_t ctl_pause_ns(uint64_t ns);

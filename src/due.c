@@ -9,6 +9,7 @@
  * interrupt.c's.
  */
 #include "sampler_int.h"
+#include "clock.h"
 #include "datafile.h"
 #include "procfs.h"
 #include "err.h"
@@ -361,7 +362,7 @@ static bool proc_clock(struct smp_proc *p, pid_t pid, uint64_t *ns)
 {
 	if (!p->clock_ok)
 		p->clock_ok = clock_getcpuclockid(pid, &p->clock) ? -1 : 1;
-	return p->clock_ok > 0 && !ctl_clock_read(p->clock, ns);
+	return p->clock_ok > 0 && !xp_clock_read(p->clock, ns);
 }
 
 /*

@@ -4,6 +4,7 @@
  * sampler_int.h): each running one from its own CPU.
  */
 #include "sampler_int.h"
+#include "clock.h"
 #include "ctl.h"
 #include "err.h"
 #include "procfs.h"
@@ -270,7 +271,7 @@ static void interrupt_by_triggers(struct sampler *s, uint64_t now)
 {
 	uint64_t span = move_span(s, 1), pause = schedule_pause_ns(&s->rnd, span);
 	uint64_t park = s->armed_at + 2 * s->wake_mean + schedule_pause_ns(&s->rnd, span);
-	uint64_t until = ctl_now_ns() + 2 * s->period + SAMPLER_TRIGGER_WAIT_NS;
+	uint64_t until = xp_now_ns() + 2 * s->period + SAMPLER_TRIGGER_WAIT_NS;
 	unsigned long i;
 	int r;
 

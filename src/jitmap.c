@@ -10,6 +10,7 @@
  */
 #include "jitmap.h"
 #include "addrspace.h"
+#include "clock.h"
 #include "datafile.h"
 #include "err.h"
 #include "targetfs.h"
@@ -759,19 +760,11 @@ static struct {
 	unsigned long alloc;
 } watches = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static uint64_t ts_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
-}
-
 /* Recording time now, for a recording that started at CLOCK_MONOTONIC @start_mono. */
 static uint64_t rec_now(uint64_t start_mono)
 {
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = xp_now_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts_ns(&ts);
 	return now > start_mono ? now - start_mono : 0;
 }
 
@@ -786,8 +779,8 @@ static uint64_t written_at(const struct stat *st, uint64_t now, uint64_t since)
 	uint64_t real, mtime, t;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	real = ts_ns(&ts);
-	mtime = ts_ns(&st->st_mtim);
+	real = xp_timespec_ns(&ts);
+	mtime = xp_timespec_ns(&st->st_mtim);
 	t = mtime >= real ? now : real - mtime > now ? 0 : now - (real - mtime);
 	return t < since ? since : t > now ? now : t;
 }

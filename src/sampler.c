@@ -6,6 +6,7 @@
  * samples, once no interrupt is outstanding.
  */
 #include "sampler_int.h"
+#include "clock.h"
 #include "control.h"
 #include "ctl.h"
 #include "datafile.h"
@@ -361,7 +362,7 @@ static void spin_for_stops(struct sampler *s)
 	if (!s->pending || s->pending >= (unsigned long)s->place.nr_cpus || !s->o->spin_ns ||
 	    (s->o->same_cpu && (!s->stops_elsewhere || s->qos_fd >= 0)))
 		return;
-	deadline = ctl_now_ns() + s->o->spin_ns;
+	deadline = xp_now_ns() + s->o->spin_ns;
 	while (s->pending && !s->stopping) {
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid > 0) {
@@ -370,7 +371,7 @@ static void spin_for_stops(struct sampler *s)
 		}
 		if (tid < 0 && errno != EINTR)
 			return;
-		if (ctl_now_ns() >= deadline) {
+		if (xp_now_ns() >= deadline) {
 			s->st->spin_timeouts++;
 			return;
 		}
@@ -389,7 +390,7 @@ static void read_signals(struct sampler *s)
 
 void smp_collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns)
 {
-	uint64_t end = ctl_now_ns() + ns, now;
+	uint64_t end = xp_now_ns() + ns, now;
 	struct pollfd pfd = {s->sigfd, POLLIN, 0};
 	struct timespec ts;
 	unsigned long i, left;
@@ -414,7 +415,7 @@ void smp_collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long 
 			if (tid > 0)
 				handle_status(s, tid, status);
 		}
-		now = ctl_now_ns();
+		now = xp_now_ns();
 		if (!left || s->stopping)
 			return;
 		if (now >= end) {
@@ -461,7 +462,7 @@ static void set_enabled(struct sampler *s, bool on, uint64_t now)
 	}
 	s->enabled_at = now;
 	smp_rebase_threads(s, now);
-	s->next_k = schedule_next_index(s->start_mono, s->period, ctl_now_ns());
+	s->next_k = schedule_next_index(s->start_mono, s->period, xp_now_ns());
 	arm_timer(s);
 }
 
@@ -472,14 +473,14 @@ static void on_timer(struct sampler *s)
 
 	if (read(s->timerfd, &exp, sizeof(exp)) != sizeof(exp))
 		return;
-	s->woke_late = ctl_now_ns() - s->armed_at;
+	s->woke_late = xp_now_ns() - s->armed_at;
 	if (!s->enabled) {
 		/* The end of --delay. */
 		if (s->enable_at && smp_now(s) >= s->enable_at)
 			set_enabled(s, true, smp_now(s));
 		return;
 	}
-	k = schedule_next_index(s->start_mono, s->period, ctl_now_ns());
+	k = schedule_next_index(s->start_mono, s->period, xp_now_ns());
 	if (k > s->next_k + 1)
 		s->st->late_ticks += k - s->next_k - 1;
 	s->next_k = k > s->next_k ? k : s->next_k + 1;
@@ -608,7 +609,7 @@ static void start(struct sampler *s)
 		ctl_short_slice();
 	s->slack = ctl_min_timer_slack();
 	xp_debug(1, "open files: up to %lu", ctl_raise_nofile());
-	s->start_cpu = ctl_cpu_ns();
+	s->start_cpu = xp_cpu_ns();
 	if (s->o->same_cpu)
 		triggers_init(&s->trig, s->place.cpu_end, s->st->rt_priority, &s->place.allowed);
 	s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
@@ -631,7 +632,7 @@ static int finish(struct sampler *s)
 	unsigned long i;
 
 	s->st->duration_ns = smp_sampled_ns(s, smp_now(s));
-	s->st->xprof_cpu_ns = ctl_cpu_ns() - s->start_cpu;
+	s->st->xprof_cpu_ns = xp_cpu_ns() - s->start_cpu;
 	if (s->qos_fd >= 0)
 		close(s->qos_fd);
 	idlespin_stop(&s->spin);
@@ -696,8 +697,8 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 
 	memset(st, 0, sizeof(*st));
 	s.arch = xp_arch_host();
-	s.start_mono = ctl_now_ns();
-	s.period = 1000000000ull / (o->freq_hz ? o->freq_hz : 1);
+	s.start_mono = xp_now_ns();
+	s.period = XP_NS_PER_SEC / (o->freq_hz ? o->freq_hz : 1);
 	s.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	s.unw = unwinder_new(o->unwind, o->max_depth);
 	s.pcs = xp_calloc(o->max_depth + 2, sizeof(*s.pcs));

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "capture.h"
+#include "clock.h"
 #include "schedule.h"
 #include "unwind.h"
 
@@ -77,7 +78,7 @@ struct sampler_opts {
 #define SAMPLER_TRIGGER_WAIT_NS 1000000 /* a trigger later than two periods and this: none */
 #define SAMPLER_TRIGGER_SPIN_NS 30000 /* wait for a trigger spinning from this before it is due */
 #define SAMPLER_DRAIN_MAX     64    /* stops handled between two looks at the timer */
-#define SAMPLER_FLUSH_NS      1000000000ull /* default sampler_opts.flush_ns */
+#define SAMPLER_FLUSH_NS      XP_NS_PER_SEC /* default sampler_opts.flush_ns */
 #define SAMPLER_JIT_MAPS_NS   100000000	    /* maps re-read at most this often for JIT code */
 
 enum sampler_end {

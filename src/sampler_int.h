@@ -13,6 +13,7 @@
 #include "sampler.h"
 #include "addrspace.h"
 #include "capture.h"
+#include "clock.h"
 #include "cputime.h"
 #include "ctl.h"
 #include "datafile.h"
@@ -66,7 +67,7 @@ struct smp_thread {
 struct smp_due {
 	struct xp_thread *th;
 	uint64_t weight;
-	uint64_t at; /* when @cpu's trigger should hold it (ctl_now_ns) */
+	uint64_t at; /* when @cpu's trigger should hold it (xp_now_ns) */
 	int cpu;
 };
 
@@ -126,7 +127,7 @@ struct sampler {
 	uint64_t *pcs;
 	uint8_t *flags;
 	uint64_t start_mono, period, next_k, last_flush;
-	uint64_t start_cpu; /* ctl_cpu_ns at the start of sampling */
+	uint64_t start_cpu; /* xp_cpu_ns at the start of sampling */
 	uint64_t armed_at;  /* CLOCK_MONOTONIC ns the sampling timer is armed for (in a
 			     * tick: that of the next, drawn before the tick's stops) */
 	uint64_t woke_late; /* ns from armed_at to the controller's wake at its expiry */

@@ -6,7 +6,7 @@
  * maps again when a sample needs it), interned and written.
  */
 #include "sampler_int.h"
-#include "ctl.h"
+#include "clock.h"
 #include "datafile.h"
 #include "err.h"
 #include "jitmap.h"
@@ -23,7 +23,7 @@
 
 uint64_t smp_now(const struct sampler *s)
 {
-	return ctl_now_ns() - s->start_mono;
+	return xp_now_ns() - s->start_mono;
 }
 
 struct smp_thread *smp_thread_of(struct xp_thread *th)
@@ -286,7 +286,7 @@ static void maps_backoff(struct smp_proc *x, bool helped)
 {
 	if (helped || !x->maps_backoff)
 		x->maps_backoff = 1000000ull;
-	else if (x->maps_backoff < 1000000000ull)
+	else if (x->maps_backoff < XP_NS_PER_SEC)
 		x->maps_backoff *= 2;
 }
 

@@ -7,10 +7,11 @@
  * README-linux-ptrace and ptrace(2), "Group-stop" and "PTRACE_EVENT stops").
  */
 #include "tracer.h"
-#include "ctl.h"
+#include "clock.h"
 #include "err.h"
 #include "procfs.h"
 #include "sorted.h"
+#include "spawn.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -189,7 +190,7 @@ int tracer_launch(struct tracer *t, char **argv)
 		return e;
 	}
 	/* The child waits until we have seized it, then execs. */
-	pid = ctl_spawn_held(argv, go, err, 0);
+	pid = spawn_held(argv, go, err, 0);
 	if (pid < 0) {
 		e = -errno;
 		close(go[0]);
@@ -456,7 +457,7 @@ bool tracer_status_is_exec(int status)
 
 int tracer_detach_all(struct tracer *t)
 {
-	uint64_t deadline = ctl_now_ns() + 3000000000ull;
+	uint64_t deadline = xp_now_ns() + 3000000000ull;
 	unsigned long i;
 	int failed = 0;
 
@@ -479,7 +480,7 @@ int tracer_detach_all(struct tracer *t)
 		else
 			i++;
 	}
-	while (t->nthreads && ctl_now_ns() < deadline) {
+	while (t->nthreads && xp_now_ns() < deadline) {
 		struct tracer_event ev;
 		int status;
 		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);

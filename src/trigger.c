@@ -2,6 +2,7 @@
 /* Triggers (trigger.h). */
 #include "trigger.h"
 #include "arch.h"
+#include "clock.h"
 #include "ctl.h"
 #include "err.h"
 
@@ -16,8 +17,7 @@
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t val, uint64_t timeout_ns)
 {
-	struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000u),
-			      .tv_nsec = (long)(timeout_ns % 1000000000u)};
+	struct timespec ts = xp_ns_timespec(timeout_ns);
 
 	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, timeout_ns ? &ts : NULL, NULL, 0);
 }
@@ -28,7 +28,7 @@ static void futex_wake(_Atomic uint32_t *word)
 }
 
 /*
- * Set @c's timer for @at (ctl_now_ns, CLOCK_MONOTONIC), its expirations
+ * Set @c's timer for @at (xp_now_ns, CLOCK_MONOTONIC), its expirations
  * reset.  Whether it is set.
  */
 static bool set_timer(struct trigger_cpu *c, uint64_t at)
@@ -75,7 +75,7 @@ static void park(struct trigger_cpu *c)
 	c->timer_at = 0;
 	if (atomic_load(&c->tg->stop))
 		return;
-	now = ctl_now_ns();
+	now = xp_now_ns();
 	if (now < at)
 		now = at + ctl_pause_ns(at - now);
 	if (atomic_compare_exchange_strong(&c->state, &v, TRIGGER_IDLE)) {
@@ -112,7 +112,7 @@ static void *run(void *arg)
 		v = TRIGGER_RELEASED;
 		c->parked_at = c->park_at;
 		atomic_compare_exchange_strong(&c->state, &v,
-					       c->timer_fd >= 0 && c->parked_at > ctl_now_ns()
+					       c->timer_fd >= 0 && c->parked_at > xp_now_ns()
 						   ? TRIGGER_PARKED
 						   : TRIGGER_IDLE);
 	}
@@ -129,7 +129,7 @@ static int start(struct triggers *tg, int cpu)
 		return -1;
 	c->tg = tg;
 	c->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	c->rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(cpu + 1) ^ ctl_now_ns();
+	c->rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(cpu + 1) ^ xp_now_ns();
 	e = ctl_start_pinned(&c->thread, cpu, run, c);
 	if (e) {
 		xp_debug(1, "trigger on CPU %d: %s", cpu, strerror(e));
@@ -179,7 +179,7 @@ int trigger_arm(struct triggers *tg, int cpu, uint64_t pause_ns, uint64_t span_n
 	if (v != TRIGGER_IDLE)
 		return -1;
 	c->pause_ns = pause_ns;
-	*at = ctl_now_ns() + pause_ns;
+	*at = xp_now_ns() + pause_ns;
 	atomic_store_explicit(&c->state, TRIGGER_ARMED, memory_order_release);
 	futex_wake(&c->state);
 	return 0;
@@ -192,7 +192,7 @@ int trigger_wait_arrived(struct triggers *tg, int cpu, uint64_t spin_from, uint6
 	uint64_t now;
 
 	while (atomic_load_explicit(&c->state, memory_order_acquire) == TRIGGER_ARMED) {
-		now = ctl_now_ns();
+		now = xp_now_ns();
 		if (now >= until)
 			return -ETIMEDOUT;
 		if (now >= spin_from && now < spin_to)

@@ -88,7 +88,7 @@ void triggers_init(struct triggers *tg, int cpu_end, unsigned int rt_prio,
  * (0: not) once released.  A wake
  * later than three times @wake_mean (the usual lateness of prompt wakes)
  * and SAMPLER_WAKE_LATE_NS pauses again, SAMPLER_MOVE_PAUSE_NS and a
- * random part of @span_ns.  *@at: when it should arrive (ctl_now_ns).  -1
+ * random part of @span_ns.  *@at: when it should arrive (xp_now_ns).  -1
  * if it cannot (no trigger there, or its last request is not over):
  * interrupt from elsewhere.  1 if it was parked (no wake was needed).
  */
@@ -96,7 +96,7 @@ int trigger_arm(struct triggers *tg, int cpu, uint64_t pause_ns, uint64_t span_n
 		uint64_t wake_mean, uint64_t park_at, uint64_t *at);
 /*
  * Wait until @cpu's armed trigger holds its CPU, until @until at most
- * (ctl_now_ns times): asleep, but spinning from @spin_from to @spin_to,
+ * (xp_now_ns times): asleep, but spinning from @spin_from to @spin_to,
  * when it is expected (a woken controller would come tens of
  * microseconds after it, while the thread waits).  0 or -ETIMEDOUT.
  */

@@ -9,6 +9,7 @@
  */
 #include "jitmap.h"
 #include "addrspace.h"
+#include "clock.h"
 #include "datafile.h"
 #include "profile.h"
 #include "stacktab.h"
@@ -625,7 +626,7 @@ static int test_collect_times(void)
 	int fd;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	start = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	start = xp_timespec_ns(&ts);
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)pid);
 	f = fopen(map, "w");
 	T_ASSERT(f);

@@ -7,6 +7,7 @@
  * the next request's instant, and serves a request made before it there.
  * A CPU it may not run on has none.
  */
+#include "clock.h"
 #include "t.h"
 
 #include "ctl.h"
@@ -67,9 +68,9 @@ static uint32_t state(void)
 /* Wait until the trigger is back to IDLE: at most 1 s. */
 static int wait_idle(void)
 {
-	uint64_t until = ctl_now_ns() + 1000000000ull;
+	uint64_t until = xp_now_ns() + XP_NS_PER_SEC;
 
-	while (state() != TRIGGER_IDLE && ctl_now_ns() <= until)
+	while (state() != TRIGGER_IDLE && xp_now_ns() <= until)
 		ctl_pause_ns(100000);
 	return state() == TRIGGER_IDLE ? 0 : -1;
 }
@@ -80,12 +81,12 @@ static int test_arm_arrive_release(void)
 	uint64_t armed, at;
 
 	SETUP();
-	armed = ctl_now_ns();
+	armed = xp_now_ns();
 	T_ASSERT(!trigger_arm(&tg, cpu, 2000000, 0, 0, 0, &at));
 	/* One request at a time. */
 	T_ASSERT(trigger_arm(&tg, cpu, 2000000, 0, 0, 0, &at) == -1);
 	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, armed + 2000000000ull));
-	T_ASSERT(ctl_now_ns() >= armed + 2000000);
+	T_ASSERT(xp_now_ns() >= armed + 2000000);
 	T_EQ_U64(state(), TRIGGER_ARRIVED);
 	/* It holds the CPU until released. */
 	ctl_pause_ns(1000000);
@@ -108,7 +109,7 @@ static int test_release_before_arrival(void)
 	/* Back to IDLE once its pause is over, without arriving. */
 	T_ASSERT(!wait_idle());
 	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, 0, &at));
-	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, xp_now_ns() + 2000000000ull));
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
 	T_ASSERT(!wait_idle());
 	return T_OK;
@@ -142,33 +143,33 @@ static int test_parked(void)
 
 	SETUP();
 	T_ASSERT(!wait_idle());
-	park = ctl_now_ns() + 200000000;
+	park = xp_now_ns() + 200000000;
 	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, park, &at));
-	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, xp_now_ns() + 2000000000ull));
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
-	while (state() != TRIGGER_PARKED && ctl_now_ns() < park)
+	while (state() != TRIGGER_PARKED && xp_now_ns() < park)
 		ctl_pause_ns(100000);
 	T_EQ_U64(state(), TRIGGER_PARKED);
 	T_EQ_U64(trigger_arm(&tg, cpu, 1000000, 0, 0, 0, &at), 1);
 	T_EQ_U64(at, park);
 	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, park + 2000000000ull));
-	T_ASSERT(ctl_now_ns() >= park);
+	T_ASSERT(xp_now_ns() >= park);
 	T_EQ_U64(state(), TRIGGER_ARRIVED);
 	/* Not asked to park this time: idle once released. */
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
 	T_ASSERT(!wait_idle());
 	/* Parked again, but no request comes: idle at its instant. */
-	park = ctl_now_ns() + 200000000;
+	park = xp_now_ns() + 200000000;
 	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, park, &at));
-	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, xp_now_ns() + 2000000000ull));
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
-	while (state() == TRIGGER_RELEASED && ctl_now_ns() < park)
+	while (state() == TRIGGER_RELEASED && xp_now_ns() < park)
 		ctl_pause_ns(100000);
 	T_EQ_U64(state(), TRIGGER_PARKED);
 	T_ASSERT(!wait_idle());
-	T_ASSERT(ctl_now_ns() >= park);
+	T_ASSERT(xp_now_ns() >= park);
 	/* The trigger counts its idle wake just after it goes IDLE. */
-	while (triggers_idle_wakes(&tg) == 0 && ctl_now_ns() < park + 1000000000ull)
+	while (triggers_idle_wakes(&tg) == 0 && xp_now_ns() < park + XP_NS_PER_SEC)
 		ctl_pause_ns(100000);
 	T_EQ_U64(triggers_idle_wakes(&tg), 1);
 	return T_OK;
@@ -182,14 +183,14 @@ static int test_stop(void)
 
 	SETUP();
 	T_ASSERT(!wait_idle());
-	park = ctl_now_ns() + 10000000000ull;
+	park = xp_now_ns() + 10000000000ull;
 	T_ASSERT(!trigger_arm(&tg, cpu, 1000000, 0, 0, park, &at));
-	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, ctl_now_ns() + 2000000000ull));
+	T_ASSERT(!trigger_wait_arrived(&tg, cpu, 0, 0, xp_now_ns() + 2000000000ull));
 	T_ASSERT(trigger_release(&tg, cpu, &rep));
 	while (state() != TRIGGER_PARKED)
 		ctl_pause_ns(100000);
 	triggers_stop(&tg);
-	T_ASSERT(ctl_now_ns() < park);
+	T_ASSERT(xp_now_ns() < park);
 	T_ASSERT(tg.cpu == NULL);
 	cpu = -1;
 	return T_OK;
