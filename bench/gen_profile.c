@@ -2,7 +2,7 @@
 /*
  * gen_profile: write a large synthetic data file for the report-speed
  * benchmark (bench/run.sh), through the recorder's own writer
- * (src/datafile.h), so report reads exactly what record would write.
+ * (data/datafile.h), so report reads exactly what record would write.
  *
  * The file describes this very process: its executable mappings come from
  * /proc/self/maps with their build-ids, as the sampler writes them, and

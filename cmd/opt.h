@@ -6,8 +6,8 @@
  * except the diagnostics for a bad command line, so it is unit-tested with
  * canned argv.  Numbers and durations go through one strict parser each.
  */
-#ifndef XPROF_SRC_OPT_H
-#define XPROF_SRC_OPT_H
+#ifndef XPROF_CMD_OPT_H
+#define XPROF_CMD_OPT_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * speedscope), optionally for some processes or threads only.  This file owns
  * the options, the messages a user sees and the exit codes, and the glue
  * that lets aggregation name frames through the symbolizer; the work is in
- * src/profile.c, src/aggregate.c, symbolize/ and the src/out_*.c writers.
+ * data/profile.c, report/aggregate.c, symbolize/ and the report/out_*.c writers.
  */
 #include "cmd.h"
 #include "aggregate.h"

@@ -5,7 +5,7 @@
  * append-only stream of length-prefixed records.  All integers are
  * little-endian on disk.  The format is documented in doc/data-format.md and
  * xprof-data(5); what a frame's flags mean, the deepest stack and the pc-1
- * rule are in dataformat.h, included here, which readers outside src/ share.
+ * rule are in lib/dataformat.h, included here, which other folders share.
  *
  * Writer: buffers records in memory and write(2)s them out on
  * df_writer_flush (the sampler flushes at least once a second), so a killed
@@ -13,8 +13,8 @@
  * own error (naming the file) and return -1; after the first write error
  * every call fails fast.  Not thread-safe.
  */
-#ifndef XPROF_SRC_DATAFILE_H
-#define XPROF_SRC_DATAFILE_H
+#ifndef XPROF_DATA_DATAFILE_H
+#define XPROF_DATA_DATAFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,7 +33,7 @@
 
 /*
  * Record types, one X(NAME, name, number) each: the enum below makes
- * DF_REC_NAME of them, and the reader (src/profile.c) its table of
+ * DF_REC_NAME of them, and the reader (data/profile.c) its table of
  * parse_name functions.  0 is never valid; types a reader does not know
  * are skipped.
  */

@@ -14,8 +14,8 @@
  * before it is kept.  Lookups print nothing.  Not thread-safe while
  * loading; lookups on a loaded profile may run concurrently.
  */
-#ifndef XPROF_SRC_PROFILE_H
-#define XPROF_SRC_PROFILE_H
+#ifndef XPROF_DATA_PROFILE_H
+#define XPROF_DATA_PROFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>

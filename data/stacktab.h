@@ -5,8 +5,8 @@
  * is written to the data file once.  Owns copies of the stacks it has seen.
  * Not thread-safe; prints nothing.
  */
-#ifndef XPROF_SRC_STACKTAB_H
-#define XPROF_SRC_STACKTAB_H
+#ifndef XPROF_DATA_STACKTAB_H
+#define XPROF_DATA_STACKTAB_H
 
 #include <stdbool.h>
 #include <stddef.h>

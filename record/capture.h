@@ -27,8 +27,8 @@
  * capture_save once, after detaching (the targets do not wait for it).
  * Not thread-safe.  Prints one warning when the cache cannot be written.
  */
-#ifndef XPROF_SRC_CAPTURE_H
-#define XPROF_SRC_CAPTURE_H
+#ifndef XPROF_RECORD_CAPTURE_H
+#define XPROF_RECORD_CAPTURE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
  * are pure (unit-tested, fuzzed); the rest prints as each function says.
  * Not thread-safe.
  */
-#ifndef XPROF_SRC_CONTROL_H
-#define XPROF_SRC_CONTROL_H
+#ifndef XPROF_RECORD_CONTROL_H
+#define XPROF_RECORD_CONTROL_H
 
 #include <stdbool.h>
 #include <stddef.h>

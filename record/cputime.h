@@ -7,8 +7,8 @@
  * Pure (no I/O), unit-tested in tests/unit/test_cputime.c.  Times are ns
  * since the start of the recording; @period is the sampling period.
  */
-#ifndef XPROF_SRC_CPUTIME_H
-#define XPROF_SRC_CPUTIME_H
+#ifndef XPROF_RECORD_CPUTIME_H
+#define XPROF_RECORD_CPUTIME_H
 
 #include <stdbool.h>
 #include <stdint.h>

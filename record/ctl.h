@@ -5,8 +5,8 @@
  * handlers, and how it asks the machine for prompt stops (idle CPUs kept
  * polling, a real-time priority).  Prints only debug lines.
  */
-#ifndef XPROF_SRC_CTL_H
-#define XPROF_SRC_CTL_H
+#ifndef XPROF_RECORD_CTL_H
+#define XPROF_RECORD_CTL_H
 
 #include <pthread.h>
 #include <sched.h>

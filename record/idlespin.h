@@ -12,8 +12,8 @@
  * the guest would have given back): only while recording, only on
  * request (--spin-idle).  Needs no privilege.
  */
-#ifndef XPROF_SRC_IDLESPIN_H
-#define XPROF_SRC_IDLESPIN_H
+#ifndef XPROF_RECORD_IDLESPIN_H
+#define XPROF_RECORD_IDLESPIN_H
 
 #include <pthread.h>
 #include <stdatomic.h>

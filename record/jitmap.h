@@ -27,8 +27,8 @@
  * targets).  jitmap_collect reads the files and prints one warning per
  * file it ignores or finds damaged.
  */
-#ifndef XPROF_SRC_JITMAP_H
-#define XPROF_SRC_JITMAP_H
+#ifndef XPROF_RECORD_JITMAP_H
+#define XPROF_RECORD_JITMAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -13,8 +13,8 @@
  *
  * Prints only through err.h and the optional status line.  Not thread-safe.
  */
-#ifndef XPROF_SRC_SAMPLER_H
-#define XPROF_SRC_SAMPLER_H
+#ifndef XPROF_RECORD_SAMPLER_H
+#define XPROF_RECORD_SAMPLER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * the pauses before a preemption and when a wake came late, and the
  * histograms of stop times with their percentiles.
  */
-#ifndef XPROF_SRC_SCHEDULE_H
-#define XPROF_SRC_SCHEDULE_H
+#ifndef XPROF_RECORD_SCHEDULE_H
+#define XPROF_RECORD_SCHEDULE_H
 
 #include <stdbool.h>
 #include <stdint.h>

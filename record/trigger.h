@@ -31,8 +31,8 @@
  * (PARKED -> ARMED) and costs the thread only the preemption that samples
  * it.  A parked trigger that wakes unasked goes back to IDLE.
  */
-#ifndef XPROF_SRC_TRIGGER_H
-#define XPROF_SRC_TRIGGER_H
+#ifndef XPROF_RECORD_TRIGGER_H
+#define XPROF_RECORD_TRIGGER_H
 
 #include <pthread.h>
 #include <sched.h>

@@ -6,8 +6,8 @@
  * the recorder copies the image it saw (VDSO record, written once per
  * distinct image) and the report symbolizes [vdso] frames from it.
  */
-#ifndef XPROF_SRC_VDSO_H
-#define XPROF_SRC_VDSO_H
+#ifndef XPROF_RECORD_VDSO_H
+#define XPROF_RECORD_VDSO_H
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -9,8 +9,8 @@
  * keeps this module free of any symbolizer (report passes one built on
  * symbolize.h).  Prints nothing.  Not thread-safe.
  */
-#ifndef XPROF_SRC_AGGREGATE_H
-#define XPROF_SRC_AGGREGATE_H
+#ifndef XPROF_REPORT_AGGREGATE_H
+#define XPROF_REPORT_AGGREGATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
  * tree and flame graph writers draw.  A recursive function appears once
  * per level, as in a flame graph.  Prints nothing.  Not thread-safe.
  */
-#ifndef XPROF_SRC_CALLTREE_H
-#define XPROF_SRC_CALLTREE_H
+#ifndef XPROF_REPORT_CALLTREE_H
+#define XPROF_REPORT_CALLTREE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  * aggregation (threads kept apart, code locations) and whether its output
  * is binary.  Not thread-safe.
  */
-#ifndef XPROF_SRC_OUT_H
-#define XPROF_SRC_OUT_H
+#ifndef XPROF_REPORT_OUT_H
+#define XPROF_REPORT_OUT_H
 
 #include <stdbool.h>
 #include <stddef.h>

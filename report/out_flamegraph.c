@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The interactive flame graph: one self-contained HTML file (the page is
- * src/flamegraph.html, embedded at build time) holding the call tree as
+ * report/flamegraph.html, embedded at build time) holding the call tree as
  * JSON, which the page's script draws as SVG with hover details, click to
  * zoom and search, without any network access.  Frame widths are shares
  * of the total weight (of the sample count when every weight is 0); the

@@ -14,7 +14,7 @@
  * found, since that describes exactly the code that ran.  [vdso] images
  * from the data file are read from memory.  Addresses outside file
  * mappings go to the JIT tables (jitsyms.c).  This is the only file of
- * symbolize/ that includes libdw's headers (src/module.c, the recorder's
+ * symbolize/ that includes libdw's headers (target/module.c, the recorder's
  * CFI reader, is the other user of libdw, behind module.h).
  */
 #include "symbolize.h"

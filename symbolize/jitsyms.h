@@ -9,7 +9,7 @@
  * times; with every time 0, as in older data files, the one added last);
  * an address looked up before any covering symbol was named gets the
  * earliest.  Line ranges carry no time: the one added last wins.  Reading the side-files is
- * the recorder's business (src/jitmap.c); this is only the lookup table.
+ * the recorder's business (record/jitmap.c); this is only the lookup table.
  * Owns copies of every string.  Prints nothing; not thread-safe.
  */
 #ifndef XPROF_SYMBOLIZE_JITSYMS_H

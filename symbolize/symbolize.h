@@ -49,7 +49,7 @@ struct sym_opts {
 	const char *const *debug_dirs;
 	size_t nr_debug_dirs;
 	/*
-	 * The recorder's build-id cache (src/capture.h), or NULL: where a
+	 * The recorder's build-id cache (record/capture.h), or NULL: where a
 	 * file that is missing, or is not the recorded one, is found as
 	 * <cache_dir>/buildid/<hex>/elf, and separate debuginfo that no
 	 * debug directory holds as <cache_dir>/buildid/<hex>/debug.

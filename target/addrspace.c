@@ -5,7 +5,7 @@
  * of mappings with lookup by address, and reloading that keeps what is
  * already known about unchanged mappings (their 'reported' flag and module).
  * ELF files behind the mappings are the module cache's business
- * (src/module.c).
+ * (target/module.c).
  */
 #include "addrspace.h"
 #include "module.h"

@@ -10,8 +10,8 @@
  * and fuzz target).  Other functions return 0 or -errno and print nothing.
  * Not thread-safe.  May be called while the target runs.
  */
-#ifndef XPROF_SRC_ADDRSPACE_H
-#define XPROF_SRC_ADDRSPACE_H
+#ifndef XPROF_TARGET_ADDRSPACE_H
+#define XPROF_TARGET_ADDRSPACE_H
 
 #include <stdbool.h>
 #include <stddef.h>

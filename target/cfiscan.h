@@ -7,8 +7,8 @@
  * register past CFI_REG_MAX, or that cannot be read to its end, is not
  * used.
  */
-#ifndef XPROF_SRC_CFISCAN_H
-#define XPROF_SRC_CFISCAN_H
+#ifndef XPROF_TARGET_CFISCAN_H
+#define XPROF_TARGET_CFISCAN_H
 
 #include <libelf.h>
 #include <stdbool.h>

@@ -7,8 +7,8 @@
  * copy, drop it after the unwind.  Not thread-safe.  Returns -errno, prints
  * nothing.
  */
-#ifndef XPROF_SRC_MEMREAD_H
-#define XPROF_SRC_MEMREAD_H
+#ifndef XPROF_TARGET_MEMREAD_H
+#define XPROF_TARGET_MEMREAD_H
 
 #include <endian.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal interface of the module code (src/module.c) for the unwinder and
+ * Internal interface of the module code (target/module.c) for the unwinder and
  * the tests: a module is one ELF file on disk, opened once through the
  * module cache.  Besides what addrspace.h exports (build-id, file offset to
  * ELF vaddr), it gives the unwinder the CFI row for an address, reduced to
@@ -11,8 +11,8 @@
  * a module lazily loads its CFI and symbols.  Pointers returned into a
  * module stay valid until module_cache_free.
  */
-#ifndef XPROF_SRC_MODULE_H
-#define XPROF_SRC_MODULE_H
+#ifndef XPROF_TARGET_MODULE_H
+#define XPROF_TARGET_MODULE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,8 +7,8 @@
  * parsers take the text and are unit-tested on canned data.  Nothing here
  * prints; a thread that is gone reads as unreadable.
  */
-#ifndef XPROF_SRC_PROCFS_H
-#define XPROF_SRC_PROCFS_H
+#ifndef XPROF_TARGET_PROCFS_H
+#define XPROF_TARGET_PROCFS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * tracer is ready, so that it runs nothing before it is seized.  Tracing
  * it is tracer.c's.
  */
-#ifndef XPROF_SRC_SPAWN_H
-#define XPROF_SRC_SPAWN_H
+#ifndef XPROF_TARGET_SPAWN_H
+#define XPROF_TARGET_SPAWN_H
 
 #include <sys/types.h>
 

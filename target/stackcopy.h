@@ -5,8 +5,8 @@
  * for next time.  Reads go through /proc/PID/mem, kept open, with
  * process_vm_readv as the fallback.  Prints nothing.
  */
-#ifndef XPROF_SRC_STACKCOPY_H
-#define XPROF_SRC_STACKCOPY_H
+#ifndef XPROF_TARGET_STACKCOPY_H
+#define XPROF_TARGET_STACKCOPY_H
 
 #include <stdbool.h>
 #include <stddef.h>

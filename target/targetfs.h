@@ -25,8 +25,8 @@
  * Functions return a descriptor or 0, or -errno, and print nothing.  Not
  * thread-safe.  May be called while the target runs.
  */
-#ifndef XPROF_SRC_TARGETFS_H
-#define XPROF_SRC_TARGETFS_H
+#ifndef XPROF_TARGET_TARGETFS_H
+#define XPROF_TARGET_TARGETFS_H
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -16,8 +16,8 @@
  * Functions return 0 or -errno and print nothing, unless said otherwise.
  * Not thread-safe.
  */
-#ifndef XPROF_SRC_TRACER_H
-#define XPROF_SRC_TRACER_H
+#ifndef XPROF_TARGET_TRACER_H
+#define XPROF_TARGET_TRACER_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  *
  * Returns 0/1 or -errno, prints nothing.  A decoder is not thread-safe.
  */
-#ifndef XPROF_SRC_INSN_H
-#define XPROF_SRC_INSN_H
+#ifndef XPROF_UNWIND_INSN_H
+#define XPROF_UNWIND_INSN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * struct unwinder_ops (frame pointers with validation, CFI, or the hybrid of
  * both); callers only see unwinder_new / unwind_stack.  Prints nothing.
  */
-#ifndef XPROF_SRC_UNWIND_H
-#define XPROF_SRC_UNWIND_H
+#ifndef XPROF_UNWIND_UNWIND_H
+#define XPROF_UNWIND_UNWIND_H
 
 #include <stdint.h>
 

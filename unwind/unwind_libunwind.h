@@ -12,8 +12,8 @@
  * only file that includes <libunwind*.h>.  Not thread-safe per unwinder;
  * prints nothing.
  */
-#ifndef XPROF_SRC_UNWIND_LIBUNWIND_H
-#define XPROF_SRC_UNWIND_LIBUNWIND_H
+#ifndef XPROF_UNWIND_UNWIND_LIBUNWIND_H
+#define XPROF_UNWIND_UNWIND_LIBUNWIND_H
 
 #include <stdint.h>
 #include <sys/types.h>

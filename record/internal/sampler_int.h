@@ -7,8 +7,8 @@
  * the records that describe them, and the way of a raw sample to the data
  * file).  Not for other files.
  */
-#ifndef XPROF_SRC_SAMPLER_INT_H
-#define XPROF_SRC_SAMPLER_INT_H
+#ifndef XPROF_RECORD_SAMPLER_INT_H
+#define XPROF_RECORD_SAMPLER_INT_H
 
 #include "sampler.h"
 #include "addrspace.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the --control command reader (src/control.c): the
+ * libFuzzer target for the --control command reader (record/control.c): the
  * input, fed to the line buffer in chunks whose sizes come from the input
  * itself (as reads of a FIFO would split it), through control_next, and as
  * a string through control_spec_parse.  Besides not crashing, every

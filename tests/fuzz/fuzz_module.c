@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for what xprof reads of an ELF file (src/module.c): a
+ * libFuzzer target for what xprof reads of an ELF file (target/module.c): a
  * file of the target, or one captured for the report, may be anything.
  * The input is opened as a module (through a memfd, as a mapped file is),
  * then asked what the unwinder and the symbolizer ask: build-id, code

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the parsers of a task's /proc files (src/procfs.c):
+ * libFuzzer target for the parsers of a task's /proc files (target/procfs.c):
  * the whole input, as text, through the stat parser (field 39, the CPU),
  * the schedstat parser, the status parser (switches), the syscall parser
  * and the loadavg parser.  Each must stay inside its

@@ -90,7 +90,7 @@ assert_eq "sample count" "$out" "FAIL: enough: 100 samples (want >= 101)"
 assert_eq "failures in subshells did not count here" "$XP_FAILS" "$fails_before"
 
 say "## flat reports"
-# As printed by 'xprof report --flat' (src/out_flat.c); names may hold spaces.
+# As printed by 'xprof report --flat' (report/out_flat.c); names may hold spaces.
 cat >canned.flat <<'EOF2'
 # Samples: 100, weight: 1000
 #

@@ -9,7 +9,7 @@
 #   - -q (record's own, and the global one before the command name)
 #     silences everything but warnings: no other line on stderr;
 #   - -o FILE and --output=FILE write there (a file starting with the
-#     XPROFDAT magic, src/datafile.h) and not to ./xprof.data; without -o
+#     XPROFDAT magic, data/datafile.h) and not to ./xprof.data; without -o
 #     the file is ./xprof.data;
 #   - the data file keeps the summary's figures: 'report --header-only'
 #     gives the command and the statistics, with the same number of

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The live status line of record and attach (src/sampler.c, status_line):
+# The live status line of record and attach (record/sampler.c, status_line):
 # on a terminal (a pty from script(1)) stderr shows
 #   \rxprof: <secs>s  <n> samples  <n> thread(s)  <n> process(es)  <n> failed\e[K
 # several times with growing counts, cleared (\r\e[K) before the summary;

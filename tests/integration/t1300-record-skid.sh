@@ -11,7 +11,7 @@
 #     comes microseconds late, and the thread stops at the exit of the
 #     call it entered meanwhile: 85% of the samples in io() for a truth of
 #     30-40%, before xprof interrupted from the thread's own CPU
-#     (src/interrupt.c).
+#     (record/interrupt.c).
 #   - An ordinary user's controller that woke late on that CPU (the
 #     scheduler let the thread run to its next scheduling point) took the
 #     sample there: io() read 4-9 points under perf in the same run, until

@@ -18,7 +18,7 @@
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 # What is tested here is the lookup of debuginfo: the recorder keeps no copy
-# of the binary (src/capture.h), or the report would read that copy instead
+# of the binary (record/capture.h), or the report would read that copy instead
 # (t4011 tests the copies).
 export XPROF_CACHE_DIR=off
 for tool in objcopy readelf; do

@@ -3,7 +3,7 @@
 #
 # A data file reports the same when the recorded files are gone, because
 # the recorder kept a copy of each file holding a sampled address in its
-# build-id cache (src/capture.h; $XPROF_CACHE_DIR, set by lib.sh):
+# build-id cache (record/capture.h; $XPROF_CACHE_DIR, set by lib.sh):
 #   - record a copy of split-nofp (no frame pointers) and of inlines
 #     (inline frames, C++ and Rust names); report --folded; delete the
 #     copies; report again: the same bytes, and report -v says the symbols

@@ -184,7 +184,7 @@ trap 'exit 143' TERM
 trap 'XP_LAST_LINE=$LINENO' ERR
 cd "$XP_TMP"
 mkdir -p "$XP_ARTIFACTS"
-# The files a recording keeps for its report (src/capture.h) go to the
+# The files a recording keeps for its report (record/capture.h) go to the
 # test's own directory, not to the home of whoever runs the tests.
 export XPROF_CACHE_DIR=$XP_TMP/xprof-cache
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The strict value parsers of src/opt.c (numbers, durations, percentages)
+ * The strict value parsers of cmd/opt.c (numbers, durations, percentages)
  * and the messages of option parsing for hostile command lines: each
  * accepted form, each refused one, and one readable error line (no
  * control characters) for "--flag=value" and unknown options.

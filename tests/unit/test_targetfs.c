@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Files as a traced process sees them (src/targetfs.c), on this process
+ * Files as a traced process sees them (target/targetfs.c), on this process
  * and on a directory made to look like a container's root: NSpid, our own
  * root being no root of another, a file opened under a root, an absolute
  * symbolic link planted there that resolves inside the root (never to the
