@@ -272,7 +272,7 @@ static bool quiet(const struct smp_thread *x)
 /* Not for a tick: stopped, interrupted already, or a copy of xprof before its exec. */
 static bool not_for_tick(struct xp_thread *th)
 {
-	return th->state != THREAD_RUNNING || smp_thread_of(th)->sample_wanted || !th->proc->execed;
+	return th->state != THREAD_RUNNING || th->interrupt_pending || !th->proc->execed;
 }
 
 /*

@@ -38,11 +38,9 @@ static void interrupt(struct sampler *s, struct smp_due *d, uint64_t now, bool h
 	d->cpu = -2; /* done, whatever the outcome */
 	if (tracer_interrupt(s->tr, d->th))
 		return;
-	x->sample_wanted = true;
 	x->irq_time = smp_now(s);
 	x->cpu.wall_sampled = now;
 	x->pending_weight = d->weight;
-	s->pending++;
 	s->st->interrupts++;
 	s->st->irq_same_cpu += here;
 }
@@ -118,7 +116,7 @@ static unsigned long interrupt_cpu(struct sampler *s, unsigned long i, uint64_t 
 			struct xp_thread *th = s->due[j].th;
 
 			interrupt(s, &s->due[j], now, held);
-			if (ths && n < max && smp_thread_of(th)->sample_wanted)
+			if (ths && n < max && th->interrupt_pending)
 				ths[n++] = th;
 		}
 	return n;

@@ -219,18 +219,15 @@ static bool handle_status(struct sampler *s, pid_t tid, int status)
 {
 	struct xp_thread *th = tracer_find(s->tr, tid);
 	struct tracer_event ev;
-	bool wanted = th && smp_thread_of(th)->sample_wanted;
 	uint64_t t = smp_now(s);
+	bool wanted;
 
 	if (th)
 		smp_thread_of(th)->stops_since++;
-	if (wanted) {
-		smp_thread_of(th)->sample_wanted = false;
-		s->pending--;
-	}
 	if (th && tracer_status_is_exec(status))
 		smp_drain_old_image(s, th->proc);
 	tracer_handle_status_of(s->tr, th, tid, status, &ev);
+	wanted = ev.interrupt;
 	if (ev.kind == TEV_EXIT) {
 		if (wanted)
 			s->st->failed++;
@@ -359,11 +356,12 @@ static void spin_for_stops(struct sampler *s)
 	 * sleeping, 28.5 polling; p99 94.5 and 54.5); with idle CPUs polling
 	 * it gains nothing.
 	 */
-	if (!s->pending || s->pending >= (unsigned long)s->place.nr_cpus || !s->o->spin_ns ||
+	if (!s->tr->interrupts_pending ||
+	    s->tr->interrupts_pending >= (unsigned long)s->place.nr_cpus || !s->o->spin_ns ||
 	    (s->o->same_cpu && (!s->stops_elsewhere || s->qos_fd >= 0)))
 		return;
 	deadline = xp_now_ns() + s->o->spin_ns;
-	while (s->pending && !s->stopping) {
+	while (s->tr->interrupts_pending && !s->stopping) {
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid > 0) {
 			handle_status(s, tid, status);
@@ -402,7 +400,7 @@ void smp_collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long 
 		for (i = 0; i < n; i++) {
 			if (!ths[i])
 				continue;
-			if (!smp_thread_of(ths[i])->sample_wanted) {
+			if (!ths[i]->interrupt_pending) {
 				ths[i] = NULL;
 				continue;
 			}
@@ -557,7 +555,7 @@ static bool loop_once(struct sampler *s)
 	 * the run, its copies with it (threads64: 17 MB more each second,
 	 * all unwound at the end).
 	 */
-	if (!s->pending)
+	if (!s->tr->interrupts_pending)
 		smp_drain_queue(s);
 	else if (s->nq > s->qhead && now - s->q[s->qhead].t >= s->period)
 		smp_drain_some(s, SMP_DRAIN_SOME + (s->nq - s->qhead) / 8);
@@ -570,10 +568,10 @@ static bool loop_once(struct sampler *s)
 		smp_check_write(s, df_writer_flush(s->w));
 		s->last_flush = now;
 	}
-	if (!s->pending && smp_part_due(s, now))
+	if (!s->tr->interrupts_pending && smp_part_due(s, now))
 		smp_switch_part(s, now);
 	status_line(s, false);
-	if (poll(pfd, 3, s->pending ? 2 : 250) < 0 && errno != EINTR) {
+	if (poll(pfd, 3, s->tr->interrupts_pending ? 2 : 250) < 0 && errno != EINTR) {
 		s->st->end = SAMPLER_END_ERROR;
 		return xp_error("poll failed: %s", strerror(errno)) && false;
 	}

@@ -74,13 +74,10 @@ static void smp_close_fds(struct smp_thread *x)
 void smp_thread_free(void *ctx, struct xp_thread *th)
 {
 	struct smp_thread *x = th->priv;
-	struct sampler *s = ctx;
 
+	(void)ctx;
 	if (!x)
 		return;
-	/* Gone in another thread's exec before its stop came: no stop will. */
-	if (x->sample_wanted)
-		s->pending--;
 	smp_close_fds(x);
 	free(x);
 	th->priv = NULL;

@@ -155,6 +155,8 @@ static void remove_thread(struct tracer *t, struct xp_thread *th)
 	memmove(t->threads + i, t->threads + i + 1, (t->nthreads - i - 1) * sizeof(*t->threads));
 	t->nthreads--;
 	th->proc->nr_threads--;
+	if (th->interrupt_pending)
+		t->interrupts_pending--;
 	free_thread(t, th);
 }
 
@@ -294,6 +296,8 @@ int tracer_interrupt(struct tracer *t, struct xp_thread *th)
 			t->vanished++;
 		return -errno;
 	}
+	if (!th->interrupt_pending)
+		t->interrupts_pending++;
 	th->interrupt_pending = true;
 	return 0;
 }
@@ -407,6 +411,7 @@ int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, i
 		}
 		ev->pid = th->proc->pid;
 		ev->proc = th->proc;
+		ev->interrupt = th->interrupt_pending;
 		if (tid == th->proc->pid)
 			th->proc->exited = true;
 		remove_thread(t, th);
@@ -419,7 +424,10 @@ int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, i
 	sig = WSTOPSIG(status);
 	event = (unsigned)status >> 16;
 	pending = th->interrupt_pending;
+	if (pending)
+		t->interrupts_pending--;
 	th->interrupt_pending = false;
+	ev->interrupt = pending;
 	ev->fresh = th->state == THREAD_NEW;
 	th->state = THREAD_STOPPED;
 	ev->kind = TEV_STOP;
@@ -429,8 +437,6 @@ int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, i
 	case PTRACE_EVENT_STOP:
 		if (is_stop_signal(sig))
 			ev->listen = true; /* group-stop: keep job control working */
-		else
-			ev->interrupt = pending;
 		break;
 	case PTRACE_EVENT_CLONE:
 	case PTRACE_EVENT_FORK:

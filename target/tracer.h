@@ -37,7 +37,12 @@ struct xp_thread {
 	pid_t tid;
 	enum thread_state state;
 	struct xp_process *proc;
-	bool interrupt_pending; /* PTRACE_INTERRUPT issued, stop not seen yet */
+	/*
+	 * PTRACE_INTERRUPT issued and not consumed yet: the next stop of any
+	 * kind consumes it (tracer_event.interrupt), and so does the thread's
+	 * exit.  tracer.interrupts_pending counts the threads for which it is set.
+	 */
+	bool interrupt_pending;
 	bool detaching;
 	void *priv; /* the caller's state for it (the sampler's), see tracer_hooks */
 };
@@ -77,6 +82,7 @@ struct tracer {
 	unsigned long nprocs, procs_alloc;
 	struct tracer_hooks hooks;
 	uint64_t threads_seen, procs_seen, vanished;
+	unsigned long interrupts_pending; /* threads whose interrupt_pending is set */
 	int exec_err_fd; /* read end of the launch error pipe */
 };
 
@@ -108,7 +114,7 @@ int tracer_attach(struct tracer *t, pid_t pid);
 
 struct xp_thread *tracer_find(const struct tracer *t, pid_t tid);
 
-/* PTRACE_INTERRUPT.  -ESRCH when the thread is gone (counted). */
+/* PTRACE_INTERRUPT; the thread's interrupt_pending set.  -ESRCH when it is gone (counted). */
 int tracer_interrupt(struct tracer *t, struct xp_thread *th);
 
 /* Resume a stopped thread, delivering @sig (0 for none). */
@@ -120,7 +126,8 @@ int tracer_resume(struct tracer *t, struct xp_thread *th, int sig);
  * none), @listen says to resume it with PTRACE_LISTEN instead, @exec that the
  * process just exec'd (its other threads are gone; what the caller keeps
  * about the old image is stale), @fresh that this is a new process or
- * thread's first stop.
+ * thread's first stop, @interrupt that this stop (or, for TEV_EXIT, the
+ * thread's exit) consumed the interrupt pending for the thread.
  */
 struct tracer_event {
 	enum tracer_event_kind kind;

@@ -28,7 +28,6 @@
 
 /* The sampler's state of one thread (xp_thread.priv). */
 struct smp_thread {
-	bool sample_wanted; /* take a sample at its next stop of any kind */
 	bool reported;	    /* its thread record is written */
 	bool blocked_since; /* a tick found it blocked in a call since its last sample */
 	uint8_t
@@ -133,7 +132,6 @@ struct sampler {
 	uint64_t woke_late; /* ns from armed_at to the controller's wake at its expiry */
 	uint64_t wake_mean; /* running mean of prompt wakes' lateness (interrupt.c) */
 	uint64_t rnd;
-	unsigned long pending;
 	bool stops_elsewhere; /* this tick's interrupted threads are all off the controller's CPU */
 	bool stopping, write_failed;
 	int sigfd, timerfd;
