@@ -15,8 +15,10 @@
 #include "err.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 /*
  * CPU mode: whether the stop found @th at a system call that has nothing to
@@ -64,8 +66,8 @@ static int read_schedstat(struct sampler *s, struct xp_thread *th, struct procfs
 		 * soft limit is raised to the hard one already (ctl_raise_nofile).
 		 */
 		if (x->schedstat_fd < 0 && (errno == EMFILE || errno == ENFILE) &&
-		    !s->warned_nofile) {
-			s->warned_nofile = true;
+		    !s->tick.warned_nofile) {
+			s->tick.warned_nofile = true;
 			xp_warn("out of open files at %lu threads: the threads beyond are "
 				"sampled at every tick, as in wall mode (raise the hard limit, "
 				"ulimit -Hn)",
@@ -344,7 +346,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	 * they run (cputime_due_if_running).
 	 */
 	if (unsure || (s->o->mode == SAMPLER_CPU && !x->cpu.on_cpu && x->blocks_seen &&
-		       smp_others_running(s) > s->place.nr_cpus))
+		       smp_others_running(s) > s->irq.place.nr_cpus))
 		where = off_cpu_state(s, th, read ? ss.count : 0);
 	if (where == OFF_WOKEN || (unsure && where != OFF_RUNNING && where != OFF_UNKNOWN)) {
 		x->blocked_since |= where == OFF_WOKEN;
@@ -379,8 +381,9 @@ static struct smp_proc *tick_proc(struct sampler *s, struct xp_process *proc)
 
 	if (p->tick == s->st->ticks)
 		return p;
-	xp_grow((void **)&s->procs, &s->procs_alloc, s->nprocs + 1, sizeof(*s->procs));
-	s->procs[s->nprocs++] = proc;
+	xp_grow((void **)&s->tick.procs, &s->tick.procs_alloc, s->tick.nprocs + 1,
+		sizeof(*s->tick.procs));
+	s->tick.procs[s->tick.nprocs++] = proc;
 	p->tick = s->st->ticks;
 	p->known_ns = 0;
 	p->nquiet = p->nskipped = p->nunread = 0;
@@ -400,11 +403,30 @@ static bool left_out(struct xp_thread *th, struct smp_proc *p)
 	return quiet(smp_thread_of(th)) && p->rest_known && th->state == THREAD_RUNNING;
 }
 
+/*
+ * The CPU @th runs or waits on: field 39 of its stat file.  -1 if unknown.
+ * Not the cpu_id of its rseq area, which is cheaper to read (1.5 us against
+ * 3.7) but is read from the thread's memory: process_vm_readv takes the
+ * lock of the process's address space, and waits, before the interrupt
+ * is sent, for any thread that holds it: a thread making 16 MiB mmap
+ * (MAP_POPULATE) calls while another called mprotect was interrupted only
+ * once back in its own code, and its calls read 30-43% of its CPU time
+ * for a truth of 72% (perf: 67%, stat: 71-72%).
+ */
+static int thread_cpu(struct xp_thread *th)
+{
+	struct smp_thread *x = smp_thread_of(th);
+
+	if (x->stat_fd < 0)
+		x->stat_fd = procfs_open_task(th->proc->pid, th->tid, "stat");
+	return procfs_task_cpu(x->stat_fd);
+}
+
 static void add_due(struct sampler *s, struct xp_thread *th, uint64_t w)
 {
-	xp_grow((void **)&s->due, &s->due_alloc, s->ndue + 1, sizeof(*s->due));
-	s->due[s->ndue++] = (struct smp_due){
-	    .th = th, .weight = w, .cpu = s->o->same_cpu ? smp_thread_cpu(th) : -1};
+	xp_grow((void **)&s->tick.due, &s->tick.due_alloc, s->tick.ndue + 1, sizeof(*s->tick.due));
+	s->tick.due[s->tick.ndue++] =
+	    (struct smp_due){.th = th, .weight = w, .cpu = s->o->same_cpu ? thread_cpu(th) : -1};
 }
 
 /* Whether @p's known_ns holds all its threads' counters. */
@@ -444,7 +466,7 @@ static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64
 		p->sweep = !exact || rest != p->rest_ns || now - p->swept_at >= SMP_QUIET_SWEEP_NS;
 		if (!p->sweep) {
 			others = smp_others_running(s);
-			p->sweep = others < 0 || others > (long)s->awake;
+			p->sweep = others < 0 || others > (long)s->tick.awake;
 		}
 		if (p->sweep)
 			return;
@@ -479,9 +501,9 @@ void smp_find_due(struct sampler *s, uint64_t now)
 	bool fill = false, any = false;
 	uint64_t w;
 
-	s->ndue = 0;
-	s->awake = 0;
-	s->nprocs = 0;
+	s->tick.ndue = 0;
+	s->tick.awake = 0;
+	s->tick.nprocs = 0;
 	while ((th = tracer_thread_at(s->tr, &i))) {
 		struct smp_thread *x = smp_thread_of(th);
 
@@ -501,7 +523,7 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		if (th->state == THREAD_RUNNING && quiet(x))
 			p->nquiet++;
 		else if (th->state == THREAD_RUNNING)
-			s->awake++;
+			s->tick.awake++;
 	}
 	if (s->o->mode != SAMPLER_CPU)
 		return;
@@ -511,8 +533,8 @@ void smp_find_due(struct sampler *s, uint64_t now)
 	 * threads, a third of them interrupted and waiting for a CPU at each
 	 * tick, beside one blocked: 16 us a sample more when they were read).
 	 */
-	for (k = 0; k < s->nprocs; k++) {
-		p = smp_proc_of(s, s->procs[k]);
+	for (k = 0; k < s->tick.nprocs; k++) {
+		p = smp_proc_of(s, s->tick.procs[k]);
 		if (!p->unknown && p->nunread && p->nunread < p->nquiet)
 			fill = p->filled = true;
 	}
@@ -527,9 +549,9 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		else
 			p->unknown = true;
 	}
-	for (k = 0; k < s->nprocs; k++) {
-		p = smp_proc_of(s, s->procs[k]);
-		check_quiet(s, p, s->procs[k]->pid, now);
+	for (k = 0; k < s->tick.nprocs; k++) {
+		p = smp_proc_of(s, s->tick.procs[k]);
+		check_quiet(s, p, s->tick.procs[k]->pid, now);
 		any |= p->sweep;
 	}
 	if (!any)
@@ -545,10 +567,10 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		if (want_sample(s, th, p, now, &w))
 			add_due(s, th, w);
 	}
-	for (k = 0; k < s->nprocs; k++) {
-		p = smp_proc_of(s, s->procs[k]);
+	for (k = 0; k < s->tick.nprocs; k++) {
+		p = smp_proc_of(s, s->tick.procs[k]);
 		if (p->sweep)
-			swept(s, p, s->procs[k]->pid, now);
+			swept(s, p, s->tick.procs[k]->pid, now);
 	}
 }
 
@@ -569,4 +591,36 @@ void smp_rebase_threads(struct sampler *s, uint64_t now)
 			continue; /* unreadable: sampled at every tick anyway (thread_due) */
 		cputime_rebase(&x->cpu, ss.cpu_ns, now, s->period);
 	}
+}
+
+void smp_tick_init(struct sampler *s)
+{
+	s->tick.loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+}
+
+void smp_tick_release(struct sampler *s)
+{
+	if (s->tick.loadavg_fd >= 0)
+		close(s->tick.loadavg_fd);
+	XP_FREE_ALL(s->tick.due, s->tick.procs);
+}
+
+long smp_others_running(struct sampler *s)
+{
+	struct smp_tick *tk = &s->tick;
+
+	if (tk->running_tick != s->st->ticks || !tk->running_tick) {
+		long running = procfs_running(tk->loadavg_fd);
+
+		tk->running = running > 0 ? running - 1 : -1;
+		tk->running_tick = s->st->ticks;
+	}
+	return tk->running;
+}
+
+bool smp_cpu_idle(struct sampler *s)
+{
+	long others = smp_others_running(s);
+
+	return others >= 0 && others < s->irq.place.nr_cpus;
 }

@@ -1,41 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * How the sampler interrupts the threads due at a tick (see
- * sampler_int.h): each running one from its own CPU.
+ * sampler_int.h): each running one from its own CPU.  What is left to do
+ * between two CPUs' interrupts (collecting the stops) is the loop's: this
+ * file plans the visits (s->irq) and makes them one at a time.
  */
 #include "sampler_int.h"
 #include "clock.h"
 #include "ctl.h"
 #include "err.h"
-#include "procfs.h"
 #include "schedule.h"
 #include "trigger.h"
 
-/*
- * The CPU @th runs or waits on: field 39 of its stat file.  -1 if unknown.
- * Not the cpu_id of its rseq area, which is cheaper to read (1.5 us against
- * 3.7) but is read from the thread's memory: process_vm_readv takes the
- * lock of the process's address space, and waits, before the interrupt
- * is sent, for any thread that holds it: a thread making 16 MiB mmap
- * (MAP_POPULATE) calls while another called mprotect was interrupted only
- * once back in its own code, and its calls read 30-43% of its CPU time
- * for a truth of 72% (perf: 67%, stat: 71-72%).
- */
-int smp_thread_cpu(struct xp_thread *th)
-{
-	struct smp_thread *x = smp_thread_of(th);
+#include <stdlib.h>
 
-	if (x->stat_fd < 0)
-		x->stat_fd = procfs_open_task(th->proc->pid, th->tid, "stat");
-	return procfs_task_cpu(x->stat_fd);
+void smp_irq_init(struct sampler *s)
+{
+	ctl_place_init(&s->irq.place);
+	s->irq.rnd = s->start_mono ^ 0x6a09e667f3bcc909ull;
+}
+
+void smp_irq_start(struct sampler *s)
+{
+	struct smp_irq *q = &s->irq;
+
+	if (s->o->same_cpu)
+		triggers_init(&q->trig, q->place.cpu_end, s->st->rt_priority, &q->place.allowed);
+}
+
+void smp_irq_stop(struct sampler *s)
+{
+	s->st->trigger_idle_wakes = triggers_idle_wakes(&s->irq.trig);
+	triggers_stop(&s->irq.trig);
+	ctl_place_release(&s->irq.place);
+}
+
+void smp_irq_release(struct sampler *s)
+{
+	free(s->irq.visits);
 }
 
 /* Interrupt the due thread @d from where the controller is now (@here: its own CPU). */
-static void interrupt(struct sampler *s, struct smp_due *d, uint64_t now, bool here)
+static void interrupt(struct sampler *s, const struct smp_due *d, uint64_t now, bool here)
 {
 	struct smp_thread *x = smp_thread_of(d->th);
 
-	d->cpu = -2; /* done, whatever the outcome */
 	if (tracer_interrupt(s->tr, d->th))
 		return;
 	x->irq_time = smp_now(s);
@@ -71,8 +80,8 @@ static uint64_t move_span(const struct sampler *s, unsigned long moves)
 static void note_wake(struct sampler *s, uint64_t late, unsigned int retries)
 {
 	s->st->late_wakes += retries;
-	if (!schedule_wake_late(late, s->wake_mean))
-		s->wake_mean += ((int64_t)late - (int64_t)s->wake_mean) / 16;
+	if (!schedule_wake_late(late, s->irq.wake_mean))
+		s->irq.wake_mean += ((int64_t)late - (int64_t)s->irq.wake_mean) / 16;
 	schedule_hist_add(s->st->wake_hist, &s->st->wake_ns_max, late);
 }
 
@@ -96,100 +105,52 @@ static void settle(struct sampler *s, unsigned long moves, uint64_t late)
 {
 	unsigned int retries;
 
-	late = ctl_settle(late, s->wake_mean, &s->rnd, move_span(s, moves), &retries);
+	late = ctl_settle(late, s->irq.wake_mean, &s->irq.rnd, move_span(s, moves), &retries);
 	note_wake(s, late, retries);
 }
 
 /*
- * Interrupt due thread @i and the later ones on its CPU (@held: held off it
- * there).  With @ths, the threads interrupted go there, their number is
- * returned (at most @max).
+ * Interrupt the due threads on @cpu (@held: held off it there).  With
+ * @ths, the threads interrupted go there, their number is returned (at
+ * most SAMPLER_COLLECT_MAX).
  */
-static unsigned long interrupt_cpu(struct sampler *s, unsigned long i, uint64_t now, bool held,
-				   struct xp_thread **ths, unsigned long max)
+static unsigned long interrupt_cpu(struct sampler *s, int cpu, uint64_t now, bool held,
+				   struct xp_thread **ths)
 {
-	int cpu = s->due[i].cpu;
+	const struct smp_tick *tk = &s->tick;
 	unsigned long j, n = 0;
 
-	for (j = i; j < s->ndue; j++)
-		if (s->due[j].cpu == cpu) {
-			struct xp_thread *th = s->due[j].th;
+	for (j = 0; j < tk->ndue; j++)
+		if (tk->due[j].cpu == cpu) {
+			struct xp_thread *th = tk->due[j].th;
 
-			interrupt(s, &s->due[j], now, held);
-			if (ths && n < max && th->interrupt_pending)
+			interrupt(s, &tk->due[j], now, held);
+			if (ths && n < SAMPLER_COLLECT_MAX && th->interrupt_pending)
 				ths[n++] = th;
 		}
 	return n;
 }
 
 /* Whether due thread @i is the first of this tick's on its CPU. */
-static bool first_on_cpu(const struct sampler *s, unsigned long i)
+static bool first_on_cpu(const struct smp_tick *tk, unsigned long i)
 {
 	unsigned long j;
 
 	for (j = 0; j < i; j++)
-		if (s->due[j].cpu == s->due[i].cpu)
+		if (tk->due[j].cpu == tk->due[i].cpu)
 			return false;
 	return true;
 }
 
 /* Whether a due thread of this tick waits or runs on @cpu. */
-static bool cpu_due(const struct sampler *s, int cpu)
+static bool cpu_due(const struct smp_tick *tk, int cpu)
 {
 	unsigned long i;
 
-	for (i = 0; i < s->ndue; i++)
-		if (s->due[i].cpu == cpu)
+	for (i = 0; i < tk->ndue; i++)
+		if (tk->due[i].cpu == cpu)
 			return true;
 	return false;
-}
-
-/*
- * The controller is to leave the CPU where it interrupted the @n threads
- * @ths: take their samples first (interrupt_by_moving says why), when the
- * tasks that run or wait for a CPU, the controller aside, are at most two
- * per CPU: a CPU is then likely to have no other to run while its due ones
- * are stopped.  With more, a thread interrupted while others run before
- * it stops only when its turn comes, and the wait only costs (threads64:
- * 1049 waits of 1723 ticks timed out, slowdown 1.376 -> 1.474 at 3999
- * Hz).  The count is the machine's (procfs_running), read at this tick:
- * the target's threads that ran or waited since the last tick, the count
- * before, saw only the few that the scheduler ran in that time, and let
- * threads64 wait at 40% of the ticks at 999 Hz, 0.016 and 0.045 of
- * slowdown at 999 and 3999 Hz.  Only in CPU mode (in wall mode, not
- * measured).
- */
-static void before_leaving(struct sampler *s, struct xp_thread **ths, unsigned long n)
-{
-	long others;
-
-	if (!n || s->o->mode != SAMPLER_CPU)
-		return;
-	others = smp_others_running(s);
-	if (others >= 0 && others <= 2 * (long)s->place.nr_cpus)
-		smp_collect_stops(s, ths, n, SAMPLER_COLLECT_NS);
-}
-
-long smp_others_running(struct sampler *s)
-{
-	if (!s->running_read) {
-		long running = procfs_running(s->loadavg_fd);
-
-		s->running = running > 0 ? running - 1 : -1;
-		s->running_read = true;
-	}
-	return s->running;
-}
-
-/*
- * Whether a CPU of ours is idle: fewer other tasks want to run than we
- * have CPUs.
- */
-static bool cpu_idle(struct sampler *s)
-{
-	long others = smp_others_running(s);
-
-	return others >= 0 && others < s->place.nr_cpus;
 }
 
 /*
@@ -200,13 +161,14 @@ static bool cpu_idle(struct sampler *s)
  */
 static int step_aside(struct sampler *s, int here)
 {
+	struct ctl_place *pl = &s->irq.place;
 	int cpu;
 
-	if (here < 0 || !cpu_due(s, here))
+	if (here < 0 || !cpu_due(&s->tick, here))
 		return here;
-	for (cpu = 0; cpu < s->place.cpu_end; cpu++)
-		if (cpu != here && CPU_ISSET(cpu, &s->place.allowed) && !cpu_due(s, cpu) &&
-		    !ctl_move_to_cpu(&s->place, cpu)) {
+	for (cpu = 0; cpu < pl->cpu_end; cpu++)
+		if (cpu != here && CPU_ISSET(cpu, &pl->allowed) && !cpu_due(&s->tick, cpu) &&
+		    !ctl_move_to_cpu(pl, cpu)) {
 			s->st->cpu_moves++;
 			return ctl_cpu();
 		}
@@ -214,48 +176,69 @@ static int step_aside(struct sampler *s, int here)
 }
 
 /*
+ * Plan the visits of interrupt_by_moving: each CPU with due threads left
+ * (other than @here, done already), once, in the order of the due list.
+ * The loop collects the stops of the threads interrupted on a CPU before
+ * the controller leaves it (smp_irq_visit says why) when the tasks that
+ * run or wait for a CPU, the controller aside, are at most two per CPU: a
+ * CPU is then likely to have no other to run while its due ones are
+ * stopped.  With more, a thread interrupted while others run before it
+ * stops only when its turn comes, and the wait only costs (threads64:
+ * 1049 waits of 1723 ticks timed out, slowdown 1.376 -> 1.474 at 3999
+ * Hz).  The count is the machine's (smp_others_running), read at this
+ * tick: the target's threads that ran or waited since the last tick, the
+ * count before, saw only the few that the scheduler ran in that time, and
+ * let threads64 wait at 40% of the ticks at 999 Hz, 0.016 and 0.045 of
+ * slowdown at 999 and 3999 Hz.  Only in CPU mode (in wall mode, not
+ * measured).
+ */
+static void plan_visits(struct sampler *s, int here)
+{
+	const struct smp_tick *tk = &s->tick;
+	struct smp_irq *q = &s->irq;
+	unsigned long i;
+	long others;
+
+	q->nvisits = q->next_visit = 0;
+	for (i = 0; i < tk->ndue; i++) {
+		if (tk->due[i].cpu < 0 || tk->due[i].cpu == here || !first_on_cpu(tk, i))
+			continue;
+		xp_grow((void **)&q->visits, &q->visits_alloc, q->nvisits + 1, sizeof(*q->visits));
+		q->visits[q->nvisits++] = (struct smp_visit){.cpu = tk->due[i].cpu};
+	}
+	others = s->o->mode == SAMPLER_CPU ? smp_others_running(s) : -1;
+	q->collect = others >= 0 && others <= 2 * (long)q->place.nr_cpus;
+}
+
+/*
  * Move to each CPU with due threads left (at most once per CPU per tick)
  * and interrupt them from there; the controller stays on the last one.
- * Before it leaves a CPU it takes the samples of the threads it
+ * Before it leaves a CPU the loop takes the samples of the threads it
  * interrupted there (for up to SAMPLER_COLLECT_NS): stopped, they leave
  * their CPU to the others, and a CPU whose runnable threads were all due
  * went idle until the controller came back from its visit elsewhere, its
  * pause there included (threads4 at 999 Hz: CPU 0 idle 81 us per stop
  * there, against 44 us of xprof's own time; 0.3 ms in 2 s without xprof).
- * The @n threads @ths were interrupted from where the controller is now
- * (usually the CPU it stayed on after the last tick).
  */
-static void interrupt_by_moving(struct sampler *s, uint64_t now, struct xp_thread **ths,
-				unsigned long n)
+unsigned long smp_irq_visit(struct sampler *s, uint64_t now, struct xp_thread **ths)
 {
-	unsigned long i, moves = 0, visited = 0;
+	struct smp_irq *q = &s->irq;
+	int cpu = q->visits[q->next_visit++].cpu;
+	bool moved = !ctl_move_to_cpu(&q->place, cpu);
 
-	for (i = 0; i < s->ndue; i++)
-		moves += s->due[i].cpu >= 0 && first_on_cpu(s, i);
-	if (moves)
-		before_leaving(s, ths, n);
-	for (i = 0; i < s->ndue; i++) {
-		int cpu = s->due[i].cpu;
-		bool moved;
-
-		if (cpu < 0)
-			continue;
-		moved = !ctl_move_to_cpu(&s->place, cpu);
-		s->st->cpu_moves += moved;
-		/*
-		 * The move preempted the thread through a reschedule request
-		 * that, like the interrupt's signal, is flagged before its
-		 * inter-processor interrupt arrives, and is honoured at the
-		 * first system call exit in between: the thread would be taken
-		 * there.  Let it run a while and be preempted again, this time
-		 * by a timer of this CPU, which flags nothing in advance.
-		 */
-		if (moved)
-			settle(s, moves, ctl_pause_ns(schedule_pause_ns(&s->rnd, move_span(s, moves))));
-		n = interrupt_cpu(s, i, now, moved, ths, SAMPLER_COLLECT_MAX);
-		if (++visited < moves)
-			before_leaving(s, ths, n);
-	}
+	s->st->cpu_moves += moved;
+	/*
+	 * The move preempted the thread through a reschedule request that,
+	 * like the interrupt's signal, is flagged before its inter-processor
+	 * interrupt arrives, and is honoured at the first system call exit in
+	 * between: the thread would be taken there.  Let it run a while and be
+	 * preempted again, this time by a timer of this CPU, which flags
+	 * nothing in advance.
+	 */
+	if (moved)
+		settle(s, q->nvisits,
+		       ctl_pause_ns(schedule_pause_ns(&q->rnd, move_span(s, q->nvisits))));
+	return interrupt_cpu(s, cpu, now, moved, ths);
 }
 
 /*
@@ -267,38 +250,40 @@ static void interrupt_by_moving(struct sampler *s, uint64_t now, struct xp_threa
  */
 static void interrupt_by_triggers(struct sampler *s, uint64_t now)
 {
-	uint64_t span = move_span(s, 1), pause = schedule_pause_ns(&s->rnd, span);
-	uint64_t park = s->armed_at + 2 * s->wake_mean + schedule_pause_ns(&s->rnd, span);
+	struct smp_irq *q = &s->irq;
+	uint64_t span = move_span(s, 1), pause = schedule_pause_ns(&q->rnd, span);
+	uint64_t park = s->loop.armed_at + 2 * q->wake_mean + schedule_pause_ns(&q->rnd, span);
 	uint64_t until = xp_now_ns() + 2 * s->period + SAMPLER_TRIGGER_WAIT_NS;
 	unsigned long i;
 	int r;
 
-	for (i = 0; i < s->ndue; i++) {
-		if (s->due[i].cpu < 0 || !first_on_cpu(s, i))
-			continue;
-		r = trigger_arm(&s->trig, s->due[i].cpu, pause, span, s->wake_mean, park,
-				&s->due[i].at);
-		if (r < 0)
-			interrupt_cpu(s, i, now, false, NULL, 0);
-		else
+	for (i = 0; i < q->nvisits; i++) {
+		struct smp_visit *v = &q->visits[i];
+
+		r = trigger_arm(&q->trig, v->cpu, pause, span, q->wake_mean, park, &v->at);
+		if (r < 0) {
+			interrupt_cpu(s, v->cpu, now, false, NULL);
+			v->done = true;
+		} else {
 			s->st->trigger_parked += (unsigned)r;
+		}
 	}
-	for (i = 0; i < s->ndue; i++) {
-		int cpu = s->due[i].cpu;
-		uint64_t at = s->due[i].at;
+	for (i = 0; i < q->nvisits; i++) {
+		struct smp_visit *v = &q->visits[i];
 		struct trigger_report rep;
 		bool held;
 
-		if (cpu < 0)
+		if (v->done)
 			continue;
-		held = !trigger_wait_arrived(&s->trig, cpu, at - SAMPLER_TRIGGER_SPIN_NS,
-					     at + s->wake_mean + SAMPLER_TRIGGER_SPIN_NS, until);
-		interrupt_cpu(s, i, now, held, NULL, 0);
-		if (trigger_release(&s->trig, cpu, &rep))
+		held = !trigger_wait_arrived(&q->trig, v->cpu, v->at - SAMPLER_TRIGGER_SPIN_NS,
+					     v->at + q->wake_mean + SAMPLER_TRIGGER_SPIN_NS, until);
+		interrupt_cpu(s, v->cpu, now, held, NULL);
+		if (trigger_release(&q->trig, v->cpu, &rep))
 			note_wake(s, rep.late, rep.retries);
 		else
 			s->st->trigger_timeouts++;
 	}
+	q->nvisits = 0; /* no visits left for the loop */
 }
 
 /*
@@ -318,34 +303,40 @@ static void interrupt_by_triggers(struct sampler *s, uint64_t now)
  * away, and a trigger would have to win its CPU from the threads at each
  * tick, then hold it until the controller, itself sharing a CPU, came:
  * threads4 as an ordinary user got 17% of 3999 Hz that way.  The
- * controller then moves to each such CPU and preempts its threads itself.
- * (Moving back to a free CPU after each tick, to unwind there, brought
- * part of the skid back: 22-32% for a truth of 18-20%.)  Threads whose
- * CPU is unknown or not ours to use are interrupted from anywhere.
+ * controller then moves to each such CPU and preempts its threads itself
+ * (smp_irq_visit), leaving the loop the stops to collect in between.
+ * Threads whose CPU is unknown or not ours to use are interrupted from
+ * anywhere.
  */
-void smp_interrupt_due(struct sampler *s, uint64_t now)
+unsigned long smp_interrupt_due(struct sampler *s, uint64_t now, struct xp_thread **ths)
 {
-	bool idle = s->o->same_cpu && s->ndue && cpu_idle(s);
+	const struct smp_tick *tk = &s->tick;
+	bool idle = s->o->same_cpu && tk->ndue && smp_cpu_idle(s);
 	int here = !s->o->same_cpu ? -1 : idle ? step_aside(s, ctl_cpu()) : ctl_cpu();
-	bool shared = here >= 0 && cpu_due(s, here), from_here = false;
-	struct xp_thread *ths[SAMPLER_COLLECT_MAX];
+	bool shared = here >= 0 && cpu_due(tk, here), from_here = false;
 	unsigned long i, n = 0;
 
 	if (shared)
-		settle(s, 1, s->woke_late);
-	for (i = 0; i < s->ndue; i++) {
-		if (s->due[i].cpu == -1) {
-			interrupt(s, &s->due[i], now, false);
-			from_here = true;
-		} else if (s->due[i].cpu == here) { /* and the later ones there (done: -2) */
-			n = interrupt_cpu(s, i, now, true, ths, SAMPLER_COLLECT_MAX);
+		settle(s, 1, s->loop.woke_late);
+	for (i = 0; i < tk->ndue; i++) {
+		if (tk->due[i].cpu == -1) {
+			interrupt(s, &tk->due[i], now, false);
 			from_here = true;
 		}
 	}
+	if (here >= 0 && shared) {
+		n = interrupt_cpu(s, here, now, true, ths);
+		from_here = true;
+	}
+	plan_visits(s, here);
 	/* Triggers leave the controller on a CPU without due threads. */
-	s->stops_elsewhere = idle && !shared && !from_here;
+	s->irq.stops_elsewhere = idle && !shared && !from_here;
 	if (idle && !shared)
 		interrupt_by_triggers(s, now);
-	else
-		interrupt_by_moving(s, now, ths, n);
+	return n;
+}
+
+bool smp_irq_more(const struct sampler *s)
+{
+	return s->irq.next_visit < s->irq.nvisits;
 }

@@ -73,9 +73,10 @@ static void begin_part(struct sampler *s, uint64_t now)
 			smp_report_thread(s, th, now, x->comm);
 	}
 	/* The phase under way and a pause of sampling go on (report --phase of this part). */
-	if (s->phase[0])
-		smp_check_write(s, df_write_mark(s->w, s->phase_t, DF_MARK_PHASE, s->phase));
-	if (!s->enabled)
+	if (s->loop.phase[0])
+		smp_check_write(s,
+				df_write_mark(s->w, s->loop.phase_t, DF_MARK_PHASE, s->loop.phase));
+	if (!s->loop.enabled)
 		smp_check_write(s, df_write_mark(s->w, now, DF_MARK_DISABLE, ""));
 }
 

@@ -26,17 +26,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Draw the time of tick s->next_k (s->armed_at), for arm_planned. */
+/* Draw the time of tick s->loop.next_k (s->loop.armed_at), for arm_planned. */
 static void plan_tick(struct sampler *s)
 {
-	s->armed_at =
-	    schedule_tick_time(s->start_mono, s->period, s->next_k, schedule_rand(&s->rnd));
+	s->loop.armed_at = schedule_tick_time(s->start_mono, s->period, s->loop.next_k,
+					      schedule_rand(&s->loop.rnd));
 }
 
 /* Arm the timer for CLOCK_MONOTONIC ns @at, 0: disarm it. */
 static void set_timer(struct sampler *s, uint64_t at)
 {
-	int e = ctl_timerfd_at(s->timerfd, at);
+	int e = ctl_timerfd_at(s->loop.timerfd, at);
 
 	if (e)
 		xp_warn("cannot arm the sampling timer: %s", strerror(-e));
@@ -45,10 +45,10 @@ static void set_timer(struct sampler *s, uint64_t at)
 /* Arm the timer for the planned tick. */
 static void arm_planned(struct sampler *s)
 {
-	set_timer(s, s->armed_at);
+	set_timer(s, s->loop.armed_at);
 }
 
-/* Arm the timer for tick s->next_k. */
+/* Arm the timer for tick s->loop.next_k. */
 static void arm_timer(struct sampler *s)
 {
 	plan_tick(s);
@@ -108,14 +108,27 @@ static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, u
 	return r;
 }
 
+static void collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns);
+
+/*
+ * Interrupt the threads due at this tick.  Where the controller visits
+ * their CPUs one after the other (interrupt.c), it takes the samples of
+ * one CPU's threads before it leaves for the next when s->irq.collect.
+ */
 static void tick(struct sampler *s)
 {
+	struct xp_thread *ths[SAMPLER_COLLECT_MAX];
 	uint64_t now = smp_now(s);
+	unsigned long n;
 
 	s->st->ticks++;
-	s->running_read = false;
 	smp_find_due(s, now);
-	smp_interrupt_due(s, now);
+	n = smp_interrupt_due(s, now, ths);
+	while (smp_irq_more(s)) {
+		if (s->irq.collect && n)
+			collect_stops(s, ths, n, SAMPLER_COLLECT_NS);
+		n = smp_irq_visit(s, now, ths);
+	}
 }
 
 /* A thread or process exited (@ev): write it down; the end of the root ends the recording. */
@@ -244,17 +257,17 @@ static void status_line(struct sampler *s, bool final)
 
 	if (!s->o->status_line || xp_quiet)
 		return;
-	if (!final && now - s->last_status < 250000000ull)
+	if (!final && now - s->loop.last_status < 250000000ull)
 		return;
-	s->last_status = now;
+	s->loop.last_status = now;
 	/* Not over the shell's prompt while the job is stopped or in the background. */
 	if (s->o->foreground && !s->o->foreground()) {
-		s->status_shown = false;
+		s->loop.status_shown = false;
 		return;
 	}
-	if (final && !s->status_shown)
+	if (final && !s->loop.status_shown)
 		return;
-	s->status_shown = true;
+	s->loop.status_shown = true;
 	fprintf(stderr,
 		"\rxprof: %.1fs  %llu samples  %lu thread%s  %lu process%s  %llu failed\033[K",
 		(double)now / 1e9, (unsigned long long)s->st->samples, tracer_live_threads(s->tr),
@@ -272,7 +285,7 @@ static void handle_signal(struct sampler *s, const struct signalfd_siginfo *si)
 		s->switch_now = true; /* only in the set with --switch-output signal */
 		return;
 	}
-	if (s->o->kind == SAMPLER_RECORD && sig == SIGINT && s->nsigint++ == 0) {
+	if (s->o->kind == SAMPLER_RECORD && sig == SIGINT && s->loop.nsigint++ == 0) {
 		/*
 		 * Ctrl-C on a terminal reaches the command too (same process
 		 * group); one sent to xprof alone is passed on.  Either way the
@@ -297,11 +310,11 @@ static int setup_fds(struct sampler *s)
 	if (s->o->switch_signal)
 		sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (s->sigfd < 0)
+	s->loop.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->loop.sigfd < 0)
 		return xp_error("cannot create a signalfd: %s", strerror(errno));
-	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (s->timerfd < 0)
+	s->loop.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->loop.timerfd < 0)
 		return xp_error("cannot create a timerfd: %s", strerror(errno));
 	return 0;
 }
@@ -357,8 +370,8 @@ static void spin_for_stops(struct sampler *s)
 	 * it gains nothing.
 	 */
 	if (!s->tr->interrupts_pending ||
-	    s->tr->interrupts_pending >= (unsigned long)s->place.nr_cpus || !s->o->spin_ns ||
-	    (s->o->same_cpu && (!s->stops_elsewhere || s->qos_fd >= 0)))
+	    s->tr->interrupts_pending >= (unsigned long)s->irq.place.nr_cpus || !s->o->spin_ns ||
+	    (s->o->same_cpu && (!s->irq.stops_elsewhere || s->loop.qos_fd >= 0)))
 		return;
 	deadline = xp_now_ns() + s->o->spin_ns;
 	while (s->tr->interrupts_pending && !s->stopping) {
@@ -381,15 +394,20 @@ static void read_signals(struct sampler *s)
 {
 	struct signalfd_siginfo si;
 
-	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si))
+	while (read(s->loop.sigfd, &si, sizeof(si)) == sizeof(si))
 		if (si.ssi_signo != SIGCHLD)
 			handle_signal(s, &si);
 }
 
-void smp_collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns)
+/*
+ * Wait up to @ns for the stops of the @n threads @ths that this tick
+ * interrupted, and take their samples; entries are cleared as they are
+ * handled.  Other children's events wait for the loop.
+ */
+static void collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns)
 {
 	uint64_t end = xp_now_ns() + ns, now;
-	struct pollfd pfd = {s->sigfd, POLLIN, 0};
+	struct pollfd pfd = {s->loop.sigfd, POLLIN, 0};
 	struct timespec ts;
 	unsigned long i, left;
 	int status;
@@ -434,7 +452,7 @@ static void arm_timer_at(struct sampler *s, uint64_t t)
 
 uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now)
 {
-	return s->sampled_ns + (s->enabled ? now - s->enabled_at : 0);
+	return s->loop.sampled_ns + (s->loop.enabled ? now - s->loop.enabled_at : 0);
 }
 
 /*
@@ -444,23 +462,23 @@ uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now)
  */
 static void set_enabled(struct sampler *s, bool on, uint64_t now)
 {
-	s->enable_at = 0;
-	if (on == s->enabled)
+	s->loop.enable_at = 0;
+	if (on == s->loop.enabled)
 		return;
-	s->enabled = on;
+	s->loop.enabled = on;
 	smp_check_write(s, df_write_mark(s->w, now, on ? DF_MARK_ENABLE : DF_MARK_DISABLE, ""));
 	if (!on) {
-		s->sampled_ns += now - s->enabled_at;
+		s->loop.sampled_ns += now - s->loop.enabled_at;
 		arm_timer_at(s, 0);
 		return;
 	}
-	if (!s->was_enabled) {
-		s->was_enabled = true;
-		s->first_enabled = now;
+	if (!s->loop.was_enabled) {
+		s->loop.was_enabled = true;
+		s->loop.first_enabled = now;
 	}
-	s->enabled_at = now;
+	s->loop.enabled_at = now;
 	smp_rebase_threads(s, now);
-	s->next_k = schedule_next_index(s->start_mono, s->period, xp_now_ns());
+	s->loop.next_k = schedule_next_index(s->start_mono, s->period, xp_now_ns());
 	arm_timer(s);
 }
 
@@ -469,19 +487,19 @@ static void on_timer(struct sampler *s)
 {
 	uint64_t exp, k;
 
-	if (read(s->timerfd, &exp, sizeof(exp)) != sizeof(exp))
+	if (read(s->loop.timerfd, &exp, sizeof(exp)) != sizeof(exp))
 		return;
-	s->woke_late = xp_now_ns() - s->armed_at;
-	if (!s->enabled) {
+	s->loop.woke_late = xp_now_ns() - s->loop.armed_at;
+	if (!s->loop.enabled) {
 		/* The end of --delay. */
-		if (s->enable_at && smp_now(s) >= s->enable_at)
+		if (s->loop.enable_at && smp_now(s) >= s->loop.enable_at)
 			set_enabled(s, true, smp_now(s));
 		return;
 	}
 	k = schedule_next_index(s->start_mono, s->period, xp_now_ns());
-	if (k > s->next_k + 1)
-		s->st->late_ticks += k - s->next_k - 1;
-	s->next_k = k > s->next_k ? k : s->next_k + 1;
+	if (k > s->loop.next_k + 1)
+		s->st->late_ticks += k - s->loop.next_k - 1;
+	s->loop.next_k = k > s->loop.next_k ? k : s->loop.next_k + 1;
 	/* Before the stops: triggers park for the next tick (interrupt.c). */
 	plan_tick(s);
 	tick(s);
@@ -504,8 +522,8 @@ static void on_control(struct sampler *s)
 			break;
 		case CONTROL_MARK:
 			smp_check_write(s, df_write_mark(s->w, now, DF_MARK_PHASE, cmd.name));
-			snprintf(s->phase, sizeof(s->phase), "%s", cmd.name);
-			s->phase_t = now;
+			snprintf(s->loop.phase, sizeof(s->loop.phase), "%s", cmd.name);
+			s->loop.phase_t = now;
 			break;
 		case CONTROL_STOP:
 			if (!s->stopping)
@@ -533,8 +551,8 @@ static void on_control(struct sampler *s)
  */
 static bool loop_once(struct sampler *s)
 {
-	struct pollfd pfd[3] = {{s->sigfd, POLLIN, 0},
-				{s->timerfd, POLLIN, 0},
+	struct pollfd pfd[3] = {{s->loop.sigfd, POLLIN, 0},
+				{s->loop.timerfd, POLLIN, 0},
 				{s->o->control ? s->o->control->fd : -1, POLLIN, 0}};
 	bool none_left;
 	uint64_t now;
@@ -559,14 +577,15 @@ static bool loop_once(struct sampler *s)
 		smp_drain_queue(s);
 	else if (s->nq > s->qhead && now - s->q[s->qhead].t >= s->period)
 		smp_drain_some(s, SMP_DRAIN_SOME + (s->nq - s->qhead) / 8);
-	if (s->o->duration_ns && s->was_enabled && now - s->first_enabled >= s->o->duration_ns) {
+	if (s->o->duration_ns && s->loop.was_enabled &&
+	    now - s->loop.first_enabled >= s->o->duration_ns) {
 		s->st->end = SAMPLER_END_DURATION;
 		return false;
 	}
-	if (now - s->last_flush >= s->o->flush_ns) {
+	if (now - s->loop.last_flush >= s->o->flush_ns) {
 		smp_refresh_names(s);
 		smp_check_write(s, df_writer_flush(s->w));
-		s->last_flush = now;
+		s->loop.last_flush = now;
 	}
 	if (!s->tr->interrupts_pending && smp_part_due(s, now))
 		smp_switch_part(s, now);
@@ -597,28 +616,26 @@ static void start(struct sampler *s)
 		if (t->threads[i]->proc->execed && !smp_thread_of(t->threads[i])->reported)
 			smp_report_thread(s, t->threads[i], 0, NULL);
 	if (s->o->poll_idle)
-		s->qos_fd = ctl_hold_poll_idle();
-	s->st->poll_idle = s->qos_fd >= 0;
+		s->loop.qos_fd = ctl_hold_poll_idle();
+	s->st->poll_idle = s->loop.qos_fd >= 0;
 	if (s->o->spin_idle)
-		s->st->spin_idle = idlespin_start(&s->spin);
+		s->st->spin_idle = idlespin_start(&s->loop.spin);
 	if (s->o->rt_priority)
 		s->st->rt_priority = ctl_raise_priority(s->o->rt_priority);
 	if (!s->st->rt_priority)
 		ctl_short_slice();
-	s->slack = ctl_min_timer_slack();
+	s->loop.slack = ctl_min_timer_slack();
 	xp_debug(1, "open files: up to %lu", ctl_raise_nofile());
-	s->start_cpu = xp_cpu_ns();
-	if (s->o->same_cpu)
-		triggers_init(&s->trig, s->place.cpu_end, s->st->rt_priority, &s->place.allowed);
-	s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	s->loop.start_cpu = xp_cpu_ns();
+	smp_irq_start(s);
 	if (s->o->delay_ns || s->o->start_disabled) {
 		smp_check_write(s, df_write_mark(s->w, 0, DF_MARK_DISABLE, ""));
-		s->enable_at = s->o->start_disabled ? 0 : s->o->delay_ns;
-		arm_timer_at(s, s->enable_at);
+		s->loop.enable_at = s->o->start_disabled ? 0 : s->o->delay_ns;
+		arm_timer_at(s, s->loop.enable_at);
 		return;
 	}
-	s->enabled = s->was_enabled = true;
-	s->next_k = 1;
+	s->loop.enabled = s->loop.was_enabled = true;
+	s->loop.next_k = 1;
 	arm_timer(s);
 }
 
@@ -630,17 +647,15 @@ static int finish(struct sampler *s)
 	unsigned long i;
 
 	s->st->duration_ns = smp_sampled_ns(s, smp_now(s));
-	s->st->xprof_cpu_ns = xp_cpu_ns() - s->start_cpu;
-	if (s->qos_fd >= 0)
-		close(s->qos_fd);
-	idlespin_stop(&s->spin);
-	s->st->trigger_idle_wakes = triggers_idle_wakes(&s->trig);
-	triggers_stop(&s->trig);
+	s->st->xprof_cpu_ns = xp_cpu_ns() - s->loop.start_cpu;
+	if (s->loop.qos_fd >= 0)
+		close(s->loop.qos_fd);
+	idlespin_stop(&s->loop.spin);
+	smp_irq_stop(s);
 	/* Writing the data and reading JIT files is no business for a real-time task. */
 	if (s->st->rt_priority)
 		ctl_drop_priority();
-	ctl_place_release(&s->place);
-	ctl_set_timer_slack(s->slack);
+	ctl_set_timer_slack(s->loop.slack);
 	drain_waits(s, &none_left, UINT_MAX);
 	smp_drain_queue(s);
 	smp_refresh_names(s);
@@ -672,37 +687,41 @@ static void release(struct sampler *s)
 	memset(&t->hooks, 0, sizeof(t->hooks));
 	for (i = 0; i < s->qalloc; i++)
 		free(s->q[i].copy);
-	XP_FREE_ALL(s->q, s->due, s->procs, s->pcs, s->flags);
+	XP_FREE_ALL(s->q, s->pcs, s->flags);
+	smp_tick_release(s);
+	smp_irq_release(s);
 	stacktab_release(&s->stacks);
 	capture_release(&s->cap);
 	unwinder_free(s->unw);
 	module_cache_free(s->mc);
-	if (s->sigfd >= 0)
-		close(s->sigfd);
-	if (s->timerfd >= 0)
-		close(s->timerfd);
-	if (s->loadavg_fd >= 0)
-		close(s->loadavg_fd);
+	if (s->loop.sigfd >= 0)
+		close(s->loop.sigfd);
+	if (s->loop.timerfd >= 0)
+		close(s->loop.timerfd);
 }
 
 int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts *o,
 		struct sampler_stats *st)
 {
-	struct sampler s = {
-	    .tr = t, .w = w, .o = o, .st = st, .sigfd = -1, .timerfd = -1, .qos_fd = -1,
-	    .loadavg_fd = -1};
+	struct sampler s = {.tr = t,
+			    .w = w,
+			    .o = o,
+			    .st = st,
+			    .loop = {.sigfd = -1, .timerfd = -1, .qos_fd = -1},
+			    .tick = {.loadavg_fd = -1}};
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));
 	s.arch = xp_arch_host();
 	s.start_mono = xp_now_ns();
 	s.period = XP_NS_PER_SEC / (o->freq_hz ? o->freq_hz : 1);
-	s.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	s.loop.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	s.unw = unwinder_new(o->unwind, o->max_depth);
 	s.pcs = xp_calloc(o->max_depth + 2, sizeof(*s.pcs));
 	s.flags = xp_calloc(o->max_depth + 2, 1);
 	s.mc = module_cache_new();
-	ctl_place_init(&s.place);
+	smp_irq_init(&s);
+	smp_tick_init(&s);
 	stacktab_init(&s.stacks);
 	capture_init(&s.cap);
 	t->hooks = (struct tracer_hooks){&s, smp_thread_free, smp_proc_free};

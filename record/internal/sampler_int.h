@@ -66,7 +66,6 @@ struct smp_thread {
 struct smp_due {
 	struct xp_thread *th;
 	uint64_t weight;
-	uint64_t at; /* when @cpu's trigger should hold it (xp_now_ns) */
 	int cpu;
 };
 
@@ -111,42 +110,26 @@ struct raw_sample {
 	uint8_t *copy;
 };
 
-struct sampler {
-	struct tracer *tr;
-	struct df_writer *w;
-	const struct sampler_opts *o;
-	struct sampler_stats *st;
-	const struct xp_arch *arch;
-	struct unwinder *unw;
-	struct stacktab stacks;
-	struct capture cap; /* files of sampled mappings, kept for the report */
-	struct module_cache *mc;
-	struct raw_sample *q; /* q[qhead..nq): taken, not unwound yet */
-	unsigned long qhead, nq, qalloc;
-	uint64_t *pcs;
-	uint8_t *flags;
-	uint64_t start_mono, period, next_k, last_flush;
+/* One CPU the controller visits at a tick (interrupt.c). */
+struct smp_visit {
+	int cpu;
+	bool done;   /* its threads are interrupted */
+	uint64_t at; /* when its trigger should hold it (xp_now_ns) */
+};
+
+/* The loop's part (sampler.c): timer, signals, enabling, phases, the status line. */
+struct smp_loop {
+	uint64_t next_k, last_flush;
 	uint64_t start_cpu; /* xp_cpu_ns at the start of sampling */
 	uint64_t armed_at;  /* CLOCK_MONOTONIC ns the sampling timer is armed for (in a
 			     * tick: that of the next, drawn before the tick's stops) */
 	uint64_t woke_late; /* ns from armed_at to the controller's wake at its expiry */
-	uint64_t wake_mean; /* running mean of prompt wakes' lateness (interrupt.c) */
-	uint64_t rnd;
-	bool stops_elsewhere; /* this tick's interrupted threads are all off the controller's CPU */
-	bool stopping, write_failed;
+	uint64_t rnd;	    /* the ticks' jitter */
 	int sigfd, timerfd;
 	uint64_t last_status;
 	bool status_shown; /* the status line is on the terminal (not erased) */
 	int nsigint;
-	int qos_fd;	     /* the PM QoS request held while recording, -1: none */
-	struct smp_due *due; /* this tick's due threads */
-	unsigned long ndue, due_alloc;
-	long running;	   /* smp_others_running's count at this tick, -1: unreadable */
-	bool running_read; /* ... read at this tick */
-	unsigned long awake;	   /* this tick's threads that may run (smp_find_due) */
-	struct xp_process **procs; /* ... their processes */
-	unsigned long nprocs, procs_alloc;
-	bool warned_nofile; /* out of open files, said so */
+	int qos_fd; /* the PM QoS request held while recording, -1: none */
 	/*
 	 * Sampling runs (ticks interrupt threads) only while enabled; every
 	 * ptrace event is handled all the same.  Times since the start.
@@ -158,17 +141,65 @@ struct sampler {
 	uint64_t sampled_ns;	   /* time enabled before enabled_at */
 	char phase[DF_MARK_NAME_MAX + 1]; /* the phase under way ('mark NAME'), "": none */
 	uint64_t phase_t;		  /* since when */
-	struct ctl_place place;		  /* where the controller runs */
 	struct idlespin spin;		  /* --spin-idle */
-	struct triggers trig;		  /* per-CPU preempters (trigger.h) */
-	int loadavg_fd;			  /* /proc/loadavg: is a CPU idle?  -1: unknown */
+	unsigned long slack; /* the controller's timer slack before the recording (ns) */
+};
+
+/* due.c's part: the threads due at this tick, and what the tick read of the machine. */
+struct smp_tick {
+	struct smp_due *due; /* this tick's due threads */
+	unsigned long ndue, due_alloc;
+	long running;		   /* smp_others_running's count at this tick, -1: unreadable */
+	uint64_t running_tick;	   /* ... read at this tick (stats.ticks), 0: never */
+	unsigned long awake;	   /* this tick's threads that may run (smp_find_due) */
+	struct xp_process **procs; /* ... their processes */
+	unsigned long nprocs, procs_alloc;
+	bool warned_nofile; /* out of open files, said so */
+	int loadavg_fd;	    /* /proc/loadavg: is a CPU idle?  -1: unknown */
+};
+
+/* interrupt.c's part: where the controller runs and how it reaches each due thread. */
+struct smp_irq {
+	struct ctl_place place; /* where the controller runs */
+	struct triggers trig;	/* per-CPU preempters (trigger.h) */
+	uint64_t wake_mean;	/* running mean of prompt wakes' lateness */
+	uint64_t rnd;		/* the pauses' random parts */
+	bool stops_elsewhere; /* this tick's interrupted threads are all off the controller's CPU */
+	bool collect;	      /* the loop collects a visited CPU's stops before the next visit */
+	struct smp_visit *visits;			 /* this tick's CPUs to visit ... */
+	unsigned long nvisits, next_visit, visits_alloc; /* ... and the next one */
+};
+
+/*
+ * The sampler.  Its parts are each written by one file (the stats are
+ * counters that several add to); the fields above them are set once by
+ * sampler_run.
+ */
+struct sampler {
+	struct tracer *tr;
+	const struct sampler_opts *o;
+	struct sampler_stats *st;
+	const struct xp_arch *arch;
+	uint64_t start_mono, period;
+	struct smp_loop loop; /* sampler.c */
+	struct smp_tick tick; /* due.c */
+	struct smp_irq irq;   /* interrupt.c */
+	struct df_writer *w;
+	struct unwinder *unw;
+	struct stacktab stacks;
+	struct capture cap; /* files of sampled mappings, kept for the report */
+	struct module_cache *mc;
+	struct raw_sample *q; /* q[qhead..nq): taken, not unwound yet */
+	unsigned long qhead, nq, qalloc;
+	uint64_t *pcs;
+	uint8_t *flags;
+	bool stopping, write_failed;
 	/* --switch-output (parts.c): the current part's start, parts ended so far. */
 	uint64_t part_start;   /* recording time (for --switch-output TIME) */
 	uint64_t part_sampled; /* smp_sampled_ns then (a part's duration_ns statistic) */
 	unsigned int parts;
 	bool switch_failed;
-	bool switch_now;     /* SIGUSR2 came (switch_signal) */
-	unsigned long slack; /* the controller's timer slack before the recording (ns) */
+	bool switch_now; /* SIGUSR2 came (switch_signal) */
 };
 
 /* ns since the start of the recording. */
@@ -217,25 +248,40 @@ bool smp_part_due(const struct sampler *s, uint64_t now);
 void smp_switch_part(struct sampler *s, uint64_t now);
 
 /*
+ * interrupt.c.  smp_irq_init before the loop, smp_irq_start once sampling
+ * starts (the triggers), smp_irq_stop at its end, smp_irq_release last.
+ */
+void smp_irq_init(struct sampler *s);
+void smp_irq_start(struct sampler *s);
+void smp_irq_stop(struct sampler *s);
+void smp_irq_release(struct sampler *s);
+/*
+ * Interrupt this tick's due threads (s->tick) at @now, each running one
+ * from its own CPU, as far as that can be done from where the controller
+ * is: the threads interrupted on its own CPU go to @ths (at most
+ * SAMPLER_COLLECT_MAX), their number is returned.  The CPUs still to visit
+ * are planned: while smp_irq_more, the loop collects the stops of @ths
+ * when s->irq.collect, then smp_irq_visit moves to the next CPU and
+ * interrupts its threads, which it puts in @ths.
+ */
+unsigned long smp_interrupt_due(struct sampler *s, uint64_t now, struct xp_thread **ths);
+bool smp_irq_more(const struct sampler *s);
+unsigned long smp_irq_visit(struct sampler *s, uint64_t now, struct xp_thread **ths);
+
+/*
+ * due.c.  smp_tick_init before the loop, smp_tick_release after it.
+ */
+void smp_tick_init(struct sampler *s);
+void smp_tick_release(struct sampler *s);
+/*
  * The tasks running or runnable on the machine at this tick, the
  * controller aside (procfs_running counts it), read once per tick; -1
  * when unreadable.
  */
 long smp_others_running(struct sampler *s);
-
-/* The CPU @th runs or waits on, -1 if unknown. */
-int smp_thread_cpu(struct xp_thread *th);
-/* Interrupt the s->due threads of a tick at @now, each running one from its own CPU. */
-void smp_interrupt_due(struct sampler *s, uint64_t now);
-/*
- * Wait up to @ns for the stops of the @n threads @ths that this tick
- * interrupted, and take their samples (sampler.c); entries are cleared as
- * they are handled.  Other children's events wait for the loop.
- */
-void smp_collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns);
-
-/* due.c: the due rule on a live thread. */
-/* The threads a tick at @now should interrupt, with their weights, into s->due. */
+/* Whether a CPU of the controller's is idle: fewer other tasks want to run than it has. */
+bool smp_cpu_idle(struct sampler *s);
+/* The threads a tick at @now should interrupt, with their weights, into s->tick.due. */
 void smp_find_due(struct sampler *s, uint64_t now);
 /*
  * CPU mode: whether the stop that gave @regs found @x's thread at a system
