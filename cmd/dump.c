@@ -237,7 +237,7 @@ static void print_frames(struct dump_thread *d, const struct xp_arch *arch, stru
 	unsigned int n, i;
 
 	memread_init(&m, pid, xp_regs_get(&d->regs, arch->dwarf.sp), d->copy, d->len);
-	n = unwind_stack(u, arch, &d->regs, &m, as, pcs, flags, max_depth + 1);
+	n = unwind_stack(u, arch, &d->regs, &m, as, pcs, flags, max_depth + 1, NULL);
 	for (i = 0; i < n; i++) {
 		const struct xp_map *xm = NULL;
 		const struct sym_frame *f;

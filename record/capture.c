@@ -9,7 +9,6 @@
 #include "clock.h"
 #include "err.h"
 #include "module.h"
-#include "stacktab.h"
 #include "targetfs.h"
 
 #include <errno.h>
@@ -30,35 +29,19 @@ void capture_init(struct capture *c)
 void capture_release(struct capture *c)
 {
 	free(c->items);
-	free(c->pcs);
 	capture_init(c);
 }
 
-void capture_note(struct capture *c, const struct addrspace *as, const struct stacktab *stacks)
+void capture_add(struct capture *c, struct module *mod, const struct targetfs_root *root)
 {
 	const uint8_t *id;
-	size_t i, j;
 
-	if (c->pcs_pool != stacks->pool_nr || !c->pcs) {
-		free(c->pcs);
-		c->pcs = stacktab_sorted_pcs(stacks, &c->nr_pcs);
-		c->pcs_pool = stacks->pool_nr;
+	if (!module_build_id(mod, &id)) {
+		c->no_id++;
+		return;
 	}
-	for (i = 0; i < as->nr; i++) {
-		const struct xp_map *m = &as->maps[i];
-
-		if (!m->mod || !(m->prot & XP_PROT_EXEC) || module_is_vdso(m->mod))
-			continue;
-		j = stacktab_lower_bound(c->pcs, c->nr_pcs, m->start);
-		if (j == c->nr_pcs || c->pcs[j] >= m->end || !module_mark(m->mod))
-			continue;
-		if (!module_build_id(m->mod, &id)) {
-			c->no_id++;
-			continue;
-		}
-		xp_grow((void **)&c->items, &c->alloc, c->nr + 1, sizeof(*c->items));
-		c->items[c->nr++] = (struct capture_item){m->mod, as->root};
-	}
+	xp_grow((void **)&c->items, &c->alloc, c->nr + 1, sizeof(*c->items));
+	c->items[c->nr++] = (struct capture_item){mod, root};
 }
 
 int capture_cache_dir(char *buf, size_t len)

@@ -22,10 +22,10 @@
  * limit (a copy runs at the speed of the page cache, ~1 GiB/s).  The report (symbolize/) looks in
  * the cache when a file is missing or is not the one recorded.
  *
- * The sampler calls capture_note when the mappings of a process are about
- * to be forgotten (exec) and for every process at the end, then
- * capture_save once, after detaching (the targets do not wait for it).
- * Not thread-safe.  Prints one warning when the cache cannot be written.
+ * The sampler calls capture_add for each file the first time a sampled
+ * address is found in it, then capture_save once, after detaching (the
+ * targets do not wait for it).  Not thread-safe.  Prints one warning when
+ * the cache cannot be written.
  */
 #ifndef XPROF_RECORD_CAPTURE_H
 #define XPROF_RECORD_CAPTURE_H
@@ -33,8 +33,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct addrspace;
-struct stacktab;
 struct module;
 struct targetfs_root;
 
@@ -59,9 +57,6 @@ struct capture {
 	struct capture_item *items;
 	size_t nr;
 	unsigned long alloc;
-	uint64_t *pcs; /* sorted sampled pcs, for pcs_of stacks of pcs_pool entries */
-	size_t nr_pcs;
-	unsigned long pcs_pool;
 	uint64_t no_id;
 };
 
@@ -69,10 +64,11 @@ void capture_init(struct capture *c);
 void capture_release(struct capture *c);
 
 /*
- * Note the modules of @as's executable mappings that hold a pc of @stacks.
- * Cheap when nothing new was sampled since the last call.
+ * Keep @mod, which holds a sampled address, for capture_save; its
+ * debuginfo is looked for under @root (the process's root; NULL: ours).
+ * Once per module: the caller marks it (module_mark).
  */
-void capture_note(struct capture *c, const struct addrspace *as, const struct stacktab *stacks);
+void capture_add(struct capture *c, struct module *mod, const struct targetfs_root *root);
 
 /*
  * Copy the noted modules (and their debuginfo) into the cache, skipping

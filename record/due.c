@@ -10,7 +10,6 @@
  */
 #include "sampler_int.h"
 #include "clock.h"
-#include "datafile.h"
 #include "procfs.h"
 #include "err.h"
 
@@ -156,20 +155,20 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now,
  * the exact weight, or no sample for a thread that hardly ran
  * (cputime_settle).
  */
-void smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t)
+bool smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t)
 {
 	struct smp_thread *x = smp_thread_of(th);
 	struct procfs_sched ss;
 
 	x->cpu.resume_known = false;
 	if (read_schedstat(s, th, &ss))
-		return;
+		return true;
 	if (!cputime_settle(&x->cpu, &ss, s->period, t, &r->weight)) {
-		s->nq--; /* @r is the last sample queued */
 		s->st->dropped_idle++;
-		return;
+		return false;
 	}
 	x->blocked_since = false;
+	return true;
 }
 
 /*
@@ -213,19 +212,15 @@ static bool sample_blocked(struct sampler *s, struct xp_thread *th, uint64_t now
 		 pc == x->last_sys_pc)
 		nr = x->last_sys_nr;
 	x->blocked_nr = nr;
-	if (nr < 0 || !x->last_stack_id || nr != x->last_sys_nr || sp != x->last_sys_sp ||
-	    pc != x->last_sys_pc) {
+	if (nr < 0 || !x->last_stack_id || x->last_stack_part != s->emit.parts ||
+	    nr != x->last_sys_nr || sp != x->last_sys_sp || pc != x->last_sys_pc) {
 		x->last_sys_sp = sp;
 		x->last_sys_pc = pc;
 		return false;
 	}
 	x->cpu.wall_sampled = now;
-	if (smp_check_write(
-		s, df_write_sample(s->w, now, th->proc->pid, th->tid, x->last_stack_id, w)))
-		return true;
-	s->st->samples++;
+	emit_sample(s, now, th->proc->pid, th->tid, x->last_stack_id, w);
 	s->st->reused++;
-	s->st->weight_total += w;
 	return true;
 }
 

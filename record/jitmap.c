@@ -11,16 +11,13 @@
 #include "jitmap.h"
 #include "addrspace.h"
 #include "clock.h"
-#include "datafile.h"
 #include "err.h"
 #include "targetfs.h"
 #include "hash.h"
-#include "stacktab.h"
 #include "sorted.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,11 +245,6 @@ struct jit_dbg {
 	uint64_t code_addr, nr;
 	uint8_t *raw;
 	size_t len;
-};
-
-/* The perf map had grown to @end bytes by recording time @t (jitmap_poll). */
-struct jit_chunk {
-	uint64_t end, t;
 };
 
 struct collect {
@@ -612,6 +604,12 @@ out:
 
 /* ---- the collector: which entries name sampled pcs ----------------------- */
 
+/* Index of the first of the sorted @pcs that is >= @addr (@nr if none). */
+static size_t lower_bound(const uint64_t *pcs, size_t nr, uint64_t addr)
+{
+	return XP_PARTITION_POINT(0, nr, i, pcs[i] < addr);
+}
+
 /* Union-find "next unassigned pc at or after i" (with path halving). */
 static size_t next_free(size_t *next, size_t i)
 {
@@ -664,10 +662,10 @@ static bool line_of(const struct jit_entry *e, const struct jit_dbg *d, uint64_t
 	return found;
 }
 
-static int write_entries(struct collect *c, struct df_writer *w, const struct stacktab *stacks)
+static int write_entries(struct collect *c, const struct jitmap_sink *sink, const uint64_t *pcs,
+			 size_t nr_pcs)
 {
-	size_t nr_pcs, i, j, *next, *owner, written = 0;
-	uint64_t *pcs = stacktab_sorted_pcs(stacks, &nr_pcs);
+	size_t i, j, *next, *owner, written = 0;
 	bool *wins;
 	int ret = 0;
 
@@ -684,7 +682,7 @@ static int write_entries(struct collect *c, struct df_writer *w, const struct st
 	for (i = c->nr; i-- > 0;) {
 		const struct jit_entry *e = &c->e[i];
 
-		j = stacktab_lower_bound(pcs, nr_pcs, e->start);
+		j = lower_bound(pcs, nr_pcs, e->start);
 		wins[i] = j < nr_pcs && pcs[j] < e->end;
 		for (j = next_free(next, j); j < nr_pcs && pcs[j] < e->end;
 		     j = next_free(next, j)) {
@@ -698,20 +696,20 @@ static int write_entries(struct collect *c, struct df_writer *w, const struct st
 
 		if (!wins[i])
 			continue;
-		ret = df_write_jitsym(w, c->pid, e->start, e->end - e->start, e->name, e->t);
+		ret = sink->sym(sink->ctx, c->pid, e->start, e->end - e->start, e->name, e->t);
 		written++;
 		if (!e->dbg)
 			continue;
 		/* One JITLINE per distinct line range holding a pc of this entry. */
-		for (j = stacktab_lower_bound(pcs, nr_pcs, e->start);
-		     j < nr_pcs && pcs[j] < e->end && !ret; j++) {
+		for (j = lower_bound(pcs, nr_pcs, e->start); j < nr_pcs && pcs[j] < e->end && !ret;
+		     j++) {
 			struct line_range lr;
 			char *file;
 
 			if (owner[j] != i || !line_of(e, &c->dbgs[e->dbg - 1], pcs[j], &lr))
 				continue;
 			file = name_dup(lr.file, lr.file_len);
-			ret = df_write_jitline(w, c->pid, lr.start, lr.end, file, lr.line);
+			ret = sink->line(sink->ctx, c->pid, lr.start, lr.end, file, lr.line);
 			free(file);
 			/* Skip the pcs of the same range. */
 			while (j + 1 < nr_pcs && pcs[j + 1] < lr.end)
@@ -721,7 +719,6 @@ static int write_entries(struct collect *c, struct df_writer *w, const struct st
 	free(wins);
 	free(owner);
 	free(next);
-	free(pcs);
 	return ret ? -1 : (int)written;
 }
 
@@ -738,27 +735,6 @@ static void collect_release(struct collect *c)
 }
 
 /* ---- watching the perf map while recording ------------------------------ */
-
-/*
- * The growth of one process's perf map, as jitmap_poll saw it.  Chunks
- * are only sizes and times: the lines are read once, at the end, and
- * each gets the time of the chunk it lies in.
- */
-struct jit_watch {
-	pid_t pid;
-	uint64_t polled_at; /* recording time of the last look; 0: never */
-	uint64_t size;	    /* the file's size then */
-	struct jit_chunk *chunks;
-	size_t nr;
-	unsigned long alloc;
-};
-
-static struct {
-	pthread_mutex_t lock;
-	struct jit_watch *w;
-	size_t nr;
-	unsigned long alloc;
-} watches = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Recording time now, for a recording that started at CLOCK_MONOTONIC @start_mono. */
 static uint64_t rec_now(uint64_t start_mono)
@@ -808,33 +784,14 @@ static void perfmap_path(char *buf, size_t len, pid_t pid, const struct addrspac
 	snprintf(buf, len, "/tmp/perf-%d.map", (int)(as && as->nspid > 0 ? as->nspid : pid));
 }
 
-/* The watch of @pid, created when @create; NULL if there is none.  Under the lock. */
-static struct jit_watch *watch_of(pid_t pid, bool create)
-{
-	size_t i;
-
-	for (i = 0; i < watches.nr; i++)
-		if (watches.w[i].pid == pid)
-			return &watches.w[i];
-	if (!create)
-		return NULL;
-	xp_grow((void **)&watches.w, &watches.alloc, watches.nr + 1, sizeof(*watches.w));
-	memset(&watches.w[watches.nr], 0, sizeof(*watches.w));
-	watches.w[watches.nr].pid = pid;
-	return &watches.w[watches.nr++];
-}
-
-void jitmap_poll(pid_t pid, const struct addrspace *as, uint64_t start_mono)
+void jitmap_poll(struct jit_watch *w, pid_t pid, const struct addrspace *as, uint64_t start_mono)
 {
 	uint64_t now = rec_now(start_mono);
-	struct jit_watch *w;
 	char path[64];
 	struct stat st;
 
-	pthread_mutex_lock(&watches.lock);
-	w = watch_of(pid, true);
 	if (w->polled_at && now - w->polled_at < JITMAP_POLL_NS)
-		goto out;
+		return;
 	perfmap_path(path, sizeof(path), pid, as);
 	/* The checks of open_side_file come when the file is read. */
 	if (!side_stat(as ? as->root : NULL, path, &st) && S_ISREG(st.st_mode) &&
@@ -847,33 +804,22 @@ void jitmap_poll(pid_t pid, const struct addrspace *as, uint64_t start_mono)
 		w->size = (uint64_t)st.st_size;
 	}
 	w->polled_at = now ? now : 1;
-out:
-	pthread_mutex_unlock(&watches.lock);
 }
 
-/* Take the watch of @pid out of the table (*@out zeroed if there is none). */
-static void watch_take(pid_t pid, struct jit_watch *out)
+void jitmap_watch_release(struct jit_watch *w)
 {
-	struct jit_watch *w;
-
-	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&watches.lock);
-	w = watch_of(pid, false);
-	if (w) {
-		*out = *w;
-		*w = watches.w[--watches.nr];
-	}
-	pthread_mutex_unlock(&watches.lock);
+	free(w->chunks);
+	memset(w, 0, sizeof(*w));
 }
 
 /* jitmap_collect_files, with the files under @root (NULL: ours). */
-static int collect_files(struct df_writer *w, pid_t pid, const struct targetfs_root *root,
-			 const char *perfmap, const char *const *dumps, size_t nr_dumps,
-			 const struct stacktab *stacks, uint64_t start_mono)
+static int collect_files(const struct jitmap_sink *sink, struct jit_watch *watch, pid_t pid,
+			 const struct targetfs_root *root, const char *perfmap,
+			 const char *const *dumps, size_t nr_dumps, const uint64_t *pcs,
+			 size_t nr_pcs, uint64_t start_mono)
 {
 	struct collect c = {
 	    .pid = pid, .target_uid = geteuid(), .root = root, .start_mono = start_mono};
-	struct jit_watch watch;
 	uint64_t now = rec_now(start_mono);
 	char proc[32];
 	struct stat st;
@@ -883,30 +829,30 @@ static int collect_files(struct df_writer *w, pid_t pid, const struct targetfs_r
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
 	if (!stat(proc, &st))
 		c.target_uid = st.st_uid;
-	watch_take(pid, &watch);
-	c.chunks = watch.chunks;
-	c.nr_chunks = watch.nr;
-	c.tail_t = watch.polled_at;
+	c.chunks = watch->chunks;
+	c.nr_chunks = watch->nr;
+	c.tail_t = watch->polled_at;
 	if (perfmap && !side_stat(root, perfmap, &st))
-		c.tail_t = written_at(&st, now, watch.polled_at);
+		c.tail_t = written_at(&st, now, watch->polled_at);
 	if (perfmap)
 		read_perfmap(&c, perfmap);
 	for (i = 0; i < nr_dumps; i++)
 		if (dumps[i])
 			read_jitdump(&c, dumps[i]);
-	ret = c.nr ? write_entries(&c, w, stacks) : 0;
+	ret = c.nr ? write_entries(&c, sink, pcs, nr_pcs) : 0;
 	xp_debug(1, "pid %d: %zu JIT entries read (%zu times seen while recording), %d written",
-		 (int)pid, c.nr, watch.nr, ret);
+		 (int)pid, c.nr, watch->nr, ret);
 	collect_release(&c);
-	free(watch.chunks);
+	jitmap_watch_release(watch);
 	return ret;
 }
 
-int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
-			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks,
-			 uint64_t start_mono)
+int jitmap_collect_files(const struct jitmap_sink *sink, struct jit_watch *watch, pid_t pid,
+			 const char *perfmap, const char *const *dumps, size_t nr_dumps,
+			 const uint64_t *pcs, size_t nr_pcs, uint64_t start_mono)
 {
-	return collect_files(w, pid, NULL, perfmap, dumps, nr_dumps, stacks, start_mono);
+	return collect_files(sink, watch, pid, NULL, perfmap, dumps, nr_dumps, pcs, nr_pcs,
+			     start_mono);
 }
 
 /* Whether mapped file @path is this process's jitdump: ".../jit-<pid>.dump". */
@@ -919,8 +865,9 @@ static bool is_jitdump(const char *path, pid_t pid)
 	return base && !strcmp(base + 1, want);
 }
 
-int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
-		   const struct stacktab *stacks, uint64_t start_mono)
+int jitmap_collect(const struct jitmap_sink *sink, struct jit_watch *watch, pid_t pid,
+		   const struct addrspace *as, const uint64_t *pcs, size_t nr_pcs,
+		   uint64_t start_mono)
 {
 	const char **dumps = xp_calloc(as->nr ? as->nr : 1, sizeof(*dumps));
 	/* The JIT names its files with the pid it sees, in its own pid namespace. */
@@ -942,7 +889,7 @@ int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
 	if (own != pid || as->root)
 		xp_debug(1, "pid %d: JIT files as pid %d sees them, under %s", (int)pid, (int)own,
 			 as->root ? "its own root" : "our root");
-	ret = collect_files(w, pid, as->root, perfmap, dumps, n, stacks, start_mono);
+	ret = collect_files(sink, watch, pid, as->root, perfmap, dumps, n, pcs, nr_pcs, start_mono);
 	free(dumps);
 	return ret;
 }

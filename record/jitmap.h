@@ -13,14 +13,15 @@
  *    JIT announces it by mmapping it, so, as perf does, it is found among
  *    the process's mappings.
  *
- * Only the entries that cover a pc the recorder sampled are written
- * (JITSYM, JITLINE), in the order the JIT wrote them, each JITSYM with the
- * time the JIT named it, so that a report names each sample after the
- * entry valid when it was taken (a JIT that frees code and puts another
- * function at the same addresses names the range twice).  A jitdump
- * record carries its time (CLOCK_MONOTONIC); a perf map line does not, so
- * the recorder looks at the file while recording (jitmap_poll) and gives
- * the lines it gained the time the file was last modified then.
+ * Only the entries that cover a pc the recorder sampled are kept (into a
+ * sink: the emitter writes them as JITSYM, JITLINE records), in the order
+ * the JIT wrote them, each symbol with the time the JIT named it, so that
+ * a report names each sample after the entry valid when it was taken (a
+ * JIT that frees code and puts another function at the same addresses
+ * names the range twice).  A jitdump record carries its time
+ * (CLOCK_MONOTONIC); a perf map line does not, so the recorder looks at
+ * the file while recording (jitmap_poll, into the process's jit_watch)
+ * and gives the lines it gained the time the file was last modified then.
  *
  * The parsers are pure functions on buffers, strict about what they
  * accept: no allocation, nothing printed (unit tests on canned data, fuzz
@@ -36,8 +37,6 @@
 #include <sys/types.h>
 
 struct addrspace;
-struct df_writer;
-struct stacktab;
 
 #define PERFMAP_MAX_LINE    (64 * 1024) /* a longer perf-map line is skipped */
 #define JITMAP_MAX_NAME	    4096	/* longer names are cut to this many bytes */
@@ -135,42 +134,74 @@ struct jitdump_debug_entry {
  */
 int jitdump_next_debug_entry(const uint8_t **p, const uint8_t *end, struct jitdump_debug_entry *e);
 
+/* The perf map had grown to @end bytes by recording time @t (jitmap_poll). */
+struct jit_chunk {
+	uint64_t end, t;
+};
+
 /*
- * Copy to @w the JIT symbols (and jitdump source lines) of process @pid
- * that cover a pc in @stacks.  Reads /tmp/perf-N.map and each jit-N.dump
- * found among the mappings of @as (the process's last known address
- * space: it may have exited), N being the pid the process sees
- * (@as->nspid, else @pid), as the process sees them: under its root
- * (@as->root, kept open, so a process gone still has its files found while
- * its mount namespace lives on).  A file that is not a regular file,
- * or is owned by neither root nor the target's user (xprof's own, or the
- * owner of /proc/@pid while it exists: ptrace needs them to be the same
- * unless xprof is privileged), is ignored with one warning, as perf does.
- * Malformed lines and records are skipped, with one warning per file.
- * Times are recording times of a recording that started at CLOCK_MONOTONIC
- * @start_mono; perf-map lines get those jitmap_poll noted for @pid (which
- * are then forgotten), lines it never saw the time the file was last
- * modified.  Returns the number of JITSYM records written, or -1 after a
- * write error (printed by the writer).  May run while the target runs.
+ * The growth of one process's perf map while recording, as jitmap_poll
+ * saw it: only sizes and times; the lines are read once, by
+ * jitmap_collect, and each gets the time of the chunk it lies in.  Zeroed
+ * at first; part of the process's state.
  */
-int jitmap_collect(struct df_writer *w, pid_t pid, const struct addrspace *as,
-		   const struct stacktab *stacks, uint64_t start_mono);
+struct jit_watch {
+	uint64_t polled_at; /* recording time of the last look; 0: never */
+	uint64_t size;	    /* the file's size then */
+	struct jit_chunk *chunks;
+	size_t nr;
+	unsigned long alloc;
+};
+
+/* What jitmap_collect keeps goes to these; each returns 0, or -1 to stop (a write error). */
+struct jitmap_sink {
+	void *ctx;
+	int (*sym)(void *ctx, pid_t pid, uint64_t start, uint64_t size, const char *name,
+		   uint64_t t);
+	int (*line)(void *ctx, pid_t pid, uint64_t start, uint64_t end, const char *file,
+		    uint32_t line);
+};
+
+/*
+ * Give @sink the JIT symbols (and jitdump source lines) of process @pid
+ * that cover one of the @nr_pcs sorted addresses @pcs (sampled pcs, the
+ * pc-1 rule applied).  Reads /tmp/perf-N.map and each jit-N.dump found
+ * among the mappings of @as (the process's last known address space: it
+ * may have exited), N being the pid the process sees (@as->nspid, else
+ * @pid), as the process sees them: under its root (@as->root, kept open,
+ * so a process gone still has its files found while its mount namespace
+ * lives on).  A file that is not a regular file, or is owned by neither
+ * root nor the target's user (xprof's own, or the owner of /proc/@pid
+ * while it exists: ptrace needs them to be the same unless xprof is
+ * privileged), is ignored with one warning, as perf does.  Malformed lines
+ * and records are skipped, with one warning per file.  Times are
+ * recording times of a recording that started at CLOCK_MONOTONIC
+ * @start_mono; perf-map lines get those @watch noted (it is emptied),
+ * lines it never saw the time the file was last modified.  Returns the
+ * number of symbols kept, or -1 when the sink failed.  May run while the
+ * target runs.
+ */
+int jitmap_collect(const struct jitmap_sink *sink, struct jit_watch *watch, pid_t pid,
+		   const struct addrspace *as, const uint64_t *pcs, size_t nr_pcs,
+		   uint64_t start_mono);
 
 /* The same with explicit files (tests): a perf map and @nr_dumps jitdumps, any may be NULL. */
-int jitmap_collect_files(struct df_writer *w, pid_t pid, const char *perfmap,
-			 const char *const *dumps, size_t nr_dumps, const struct stacktab *stacks,
-			 uint64_t start_mono);
+int jitmap_collect_files(const struct jitmap_sink *sink, struct jit_watch *watch, pid_t pid,
+			 const char *perfmap, const char *const *dumps, size_t nr_dumps,
+			 const uint64_t *pcs, size_t nr_pcs, uint64_t start_mono);
 
 /*
- * Note whether the perf map of @pid grew, and when it was written (its
- * mtime), while recording: call it when a sample of @pid lands in JIT
+ * Note in @w whether the perf map of @pid grew, and when it was written
+ * (its mtime), while recording: call it when a sample of @pid lands in JIT
  * code.  The file is the one jitmap_collect reads: /tmp/perf-N.map as the
  * process sees it, under @as->root, N its own pid (@as->nspid; @as may be
- * NULL: ours, @pid).  It looks at most every JITMAP_POLL_NS per process
- * (one open and fstat) and reads nothing; jitmap_collect reads the lines
- * and dates each by the first look that saw the file hold it.
- * Thread-safe.
+ * NULL: ours, @pid).  It looks at most every JITMAP_POLL_NS (one open and
+ * fstat) and reads nothing; jitmap_collect reads the lines and dates each
+ * by the first look that saw the file hold it.
  */
-void jitmap_poll(pid_t pid, const struct addrspace *as, uint64_t start_mono);
+void jitmap_poll(struct jit_watch *w, pid_t pid, const struct addrspace *as, uint64_t start_mono);
+
+/* Free what @w holds (zeroed). */
+void jitmap_watch_release(struct jit_watch *w);
 
 #endif

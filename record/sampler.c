@@ -55,59 +55,6 @@ static void arm_timer(struct sampler *s)
 	arm_planned(s);
 }
 
-/* Stack bytes to copy at the next sample of @th, whose last walk needed @need from its SP. */
-static size_t copy_size(const struct sampler *s, struct xp_thread *th, uint32_t need)
-{
-	uint32_t hint = s->o->adaptive_copy ? smp_proc_of(s, th->proc)->copy_hint : 0;
-
-	return stackcopy_reach(&smp_thread_of(th)->copy, hint, s->o->stack_bytes, need);
-}
-
-/*
- * Called with @th in a ptrace-stop: copy what the unwinder needs.  Returns
- * the queued sample, NULL if none was taken.
- */
-static struct raw_sample *take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight)
-{
-	struct raw_sample *r = smp_queue_slot(s);
-	struct smp_thread *x = smp_thread_of(th);
-	uint32_t need;
-	uint64_t sp;
-	int e;
-
-	e = s->arch->regs_read(th->tid, &r->regs);
-	if (e) {
-		s->st->failed++;
-		xp_debug(2, "cannot read registers of tid %d: %s", (int)th->tid, strerror(-e));
-		return NULL;
-	}
-	/*
-	 * A stop in the middle of a blocking call makes the kernel continue it
-	 * as restart_syscall once resumed: remember which call that is.
-	 */
-	if ((r->regs.flags & XP_REGS_SYSCALL_RESTART) &&
-	    r->regs.sys_nr != (uint32_t)s->arch->syscall.nr_restart)
-		x->restart_nr = r->regs.sys_nr;
-	if (smp_stop_in_call(s, x, &r->regs)) {
-		s->st->dropped_blocked++;
-		return NULL;
-	}
-	sp = xp_regs_get(&r->regs, s->arch->dwarf.sp);
-	need = stackcopy_need(&x->copy, sp, s->o->stack_bytes);
-	r->len = stackcopy_take(&smp_proc_of(s, th->proc)->mem, r->copy, copy_size(s, th, need), sp,
-				need);
-	r->proc = th->proc;
-	r->tid = th->tid;
-	r->t = x->irq_time ? x->irq_time : smp_now(s);
-	r->weight = weight;
-	r->sys_nr = x->blocked_nr;
-	r->sys_sp = (int64_t)x->last_sys_sp;
-	r->sys_pc = (int64_t)x->last_sys_pc;
-	s->st->stack_bytes_copied += r->len;
-	s->nq++;
-	return r;
-}
-
 static void collect_stops(struct sampler *s, struct xp_thread **ths, unsigned long n, uint64_t ns);
 
 /*
@@ -131,56 +78,152 @@ static void tick(struct sampler *s)
 	}
 }
 
-/* A thread or process exited (@ev): write it down; the end of the root ends the recording. */
+/* Leave work for the loop (struct smp_work). */
+static struct smp_work *add_work(struct sampler *s, enum smp_work_kind kind,
+				 struct xp_process *proc, pid_t tid, uint64_t t)
+{
+	struct smp_loop *l = &s->loop;
+	struct smp_work *w;
+
+	xp_grow((void **)&l->work, &l->work_alloc, l->nwork + 1, sizeof(*l->work));
+	w = &l->work[l->nwork++];
+	*w = (struct smp_work){.kind = kind, .proc = proc, .tid = tid, .t = t};
+	if (proc)
+		w->pid = proc->pid;
+	return w;
+}
+
+/*
+ * A thread or process exited (@ev) at @t: the end of the root ends the
+ * recording; its record, and a process's JIT symbols, are work for later.
+ */
 static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64_t t)
 {
-	smp_check_write(s, df_write_exit(s->w, t, ev->pid, ev->tid, ev->status));
-	if (ev->proc && ev->tid == ev->pid)
-		stackcopy_close(&smp_proc_of(s, ev->proc)->mem);
-	if (ev->tid == ev->pid)
-		smp_collect_jit(s, ev->pid);
+	struct smp_work *w = add_work(s, SMP_WORK_EXIT, ev->proc, ev->tid, t);
+
+	w->pid = ev->pid;
+	w->status = ev->status;
+	if (ev->proc && ev->tid == ev->pid) {
+		struct smp_proc *x = smp_proc_of(s, ev->proc);
+
+		stackcopy_close(&x->mem);
+		x->img->retired = true;
+	}
 	if (ev->tid == s->tr->root && s->o->kind == SAMPLER_RECORD) {
-		s->stopping = true;
+		s->loop.stopping = true;
 		s->st->end = SAMPLER_END_ROOT_EXITED;
 	}
 }
 
 /*
- * Describing a new image, process or thread reads /proc (maps, exe, comm):
- * done after the resume, so the thread does not wait for it.  A queued
- * sample is unwound later, with these maps.
+ * What a stop shows new (an image, a process, a thread) is described by
+ * reading /proc (maps, exe, comm): work for later, so that neither this
+ * thread nor those interrupted with it wait for it.  A sample queued
+ * meanwhile is unwound after that work, with these maps.
  */
 static void describe_new(struct sampler *s, const struct tracer_event *ev, uint64_t t)
 {
 	struct xp_thread *th = ev->th;
+	struct xp_process *p = th->proc;
 	struct smp_thread *x = smp_thread_of(th);
+	struct smp_proc *px = smp_proc_of(s, p);
 
 	if (ev->exec) {
-		smp_report_process(s, th->proc, DF_PROC_EXEC, t);
-		smp_report_thread(s, th, t, NULL);
-	} else if (!smp_proc_of(s, th->proc)->reported && th->proc->execed) {
-		smp_report_process(s, th->proc, 0, t);
+		add_work(s, SMP_WORK_PROCESS, p, 0, t)->flags = DF_PROC_EXEC;
+		add_work(s, SMP_WORK_THREAD, p, th->tid, t)->flags = SMP_WORK_RENAME;
+		px->describe_queued = x->describe_queued = true;
 	}
-	if (!x->reported && th->proc->execed)
-		smp_report_thread(s, th, t, NULL);
+	if (!px->describe_queued && p->execed) {
+		add_work(s, SMP_WORK_PROCESS, p, 0, t);
+		px->describe_queued = true;
+	}
+	if (!x->describe_queued && p->execed) {
+		add_work(s, SMP_WORK_THREAD, p, th->tid, t);
+		x->describe_queued = true;
+	}
 	/*
 	 * A new thread of the same process is named as its creator until it
 	 * renames itself (its first samples read the name again): no /proc
 	 * read for each of thousands of short-lived threads.
 	 */
-	if (ev->child && ev->child->proc == th->proc && !smp_thread_of(ev->child)->reported &&
-	    x->reported)
-		smp_report_thread(s, ev->child, t, x->comm);
-	if (ev->child && ev->child->proc != th->proc &&
-	    !smp_proc_of(s, ev->child->proc)->reported) {
-		ev->child->proc->ppid = th->proc->pid;
-		smp_report_process(s, ev->child->proc, 0, t);
+	if (ev->child && ev->child->proc == p && !smp_thread_of(ev->child)->describe_queued) {
+		struct smp_work *w = add_work(s, SMP_WORK_THREAD, p, ev->child->tid, t);
+
+		w->flags = SMP_WORK_AS_CREATOR;
+		w->from = th->tid;
+		smp_thread_of(ev->child)->describe_queued = true;
 	}
+	if (ev->child && ev->child->proc != p) {
+		struct smp_proc *cx = smp_proc_of(s, ev->child->proc);
+
+		ev->child->proc->ppid = p->pid;
+		if (!cx->describe_queued) {
+			add_work(s, SMP_WORK_PROCESS, ev->child->proc, 0, t);
+			cx->describe_queued = true;
+		}
+	}
+}
+
+/* Describe @w's thread, unless done already (or it is gone). */
+static void describe_thread(struct sampler *s, const struct smp_work *w)
+{
+	struct xp_thread *th = tracer_find(s->tr, w->tid), *creator;
+	const char *comm = NULL;
+
+	if (!th || th->proc != w->proc || !th->proc->execed)
+		return;
+	if (smp_thread_of(th)->em.described && !(w->flags & SMP_WORK_RENAME))
+		return;
+	if (w->flags & SMP_WORK_AS_CREATOR) {
+		creator = tracer_find(s->tr, w->from);
+		comm = creator && smp_thread_of(creator)->em.described
+			   ? smp_thread_of(creator)->em.comm
+			   : th->proc->comm;
+	}
+	emit_thread(s, th, w->t, comm);
+}
+
+/* Do @w. */
+static void do_work(struct sampler *s, const struct smp_work *w)
+{
+	struct smp_proc *x;
+
+	switch (w->kind) {
+	case SMP_WORK_PROCESS:
+		x = smp_proc_of(s, w->proc);
+		if (!w->proc->execed || (x->em.described && !(w->flags & DF_PROC_EXEC)))
+			return;
+		emit_process(s, w->proc, w->flags, w->t);
+		smp_image_load(s, w->proc, x->img, w->t);
+		return;
+	case SMP_WORK_THREAD:
+		describe_thread(s, w);
+		return;
+	case SMP_WORK_EXIT:
+		emit_exit(s, w->t, w->pid, w->tid, w->status);
+		/* Its JIT symbols name the pcs it sampled: unwind them first. */
+		if (w->proc && w->tid == w->pid) {
+			smp_drain_queue(s);
+			emit_jit(s, w->proc);
+		}
+		return;
+	}
+}
+
+/* Do the work events left, @max items at most. */
+static void do_some_work(struct sampler *s, unsigned long max)
+{
+	struct smp_loop *l = &s->loop;
+
+	while (l->work_head < l->nwork && max--)
+		do_work(s, &l->work[l->work_head++]);
+	if (l->work_head == l->nwork)
+		l->work_head = l->nwork = 0;
 }
 
 /*
  * The stop @ev of a thread, seen at @t: sample it if one was @wanted,
- * settle what the sample weighs, resume it, describe what is new.
+ * settle what the sample weighs, resume it, leave what is new as work.
  */
 static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool wanted, uint64_t t)
 {
@@ -201,7 +244,7 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 		x->irq_time = t;
 	}
 	if (wanted && th->proc->execed)
-		r = take_sample(s, th, x->pending_weight);
+		r = smp_take_sample(s, th, x->pending_weight, x->irq_time ? x->irq_time : t);
 	/*
 	 * Its counters are read while it is stopped (one pread, ~1 us of the
 	 * stop): read after the resume, the count of times it was scheduled in
@@ -210,8 +253,8 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 	 * sample taken, mostly while they waited, each such stop dropped.
 	 */
 	settled = r && s->o->mode == SAMPLER_CPU;
-	if (settled)
-		smp_settle_weight(s, th, r, smp_now(s));
+	if (settled && !smp_settle_weight(s, th, r, smp_now(s)))
+		smp_drop_last(s, r);
 	if (tracer_finish_stop(s->tr, ev))
 		xp_debug(1, "cannot resume tid %d: %s", (int)th->tid, strerror(errno));
 	resumed = smp_now(s);
@@ -233,22 +276,18 @@ static bool handle_status(struct sampler *s, pid_t tid, int status)
 	struct xp_thread *th = tracer_find(s->tr, tid);
 	struct tracer_event ev;
 	uint64_t t = smp_now(s);
-	bool wanted;
 
 	if (th)
 		smp_thread_of(th)->stops_since++;
-	if (th && tracer_status_is_exec(status))
-		smp_drain_old_image(s, th->proc);
 	tracer_handle_status_of(s->tr, th, tid, status, &ev);
-	wanted = ev.interrupt;
 	if (ev.kind == TEV_EXIT) {
-		if (wanted)
+		if (ev.interrupt)
 			s->st->failed++;
 		handle_exit(s, &ev, t);
 	} else if (ev.kind == TEV_STOP && ev.th) {
-		handle_stop(s, &ev, wanted, t);
+		handle_stop(s, &ev, ev.interrupt, t);
 	}
-	return wanted;
+	return ev.interrupt;
 }
 
 static void status_line(struct sampler *s, bool final)
@@ -282,7 +321,7 @@ static void handle_signal(struct sampler *s, const struct signalfd_siginfo *si)
 	int sig = (int)si->ssi_signo;
 
 	if (sig == SIGUSR2) {
-		s->switch_now = true; /* only in the set with --switch-output signal */
+		s->loop.switch_now = true; /* only in the set with --switch-output signal */
 		return;
 	}
 	if (s->o->kind == SAMPLER_RECORD && sig == SIGINT && s->loop.nsigint++ == 0) {
@@ -297,7 +336,7 @@ static void handle_signal(struct sampler *s, const struct signalfd_siginfo *si)
 	}
 	if (s->o->kind == SAMPLER_RECORD && sig != SIGINT && s->tr->root && !s->tr->root_done)
 		kill(s->tr->root, sig);
-	s->stopping = true;
+	s->loop.stopping = true;
 	s->st->end = SAMPLER_END_SIGNAL;
 	s->st->end_signal = sig;
 }
@@ -374,7 +413,7 @@ static void spin_for_stops(struct sampler *s)
 	    (s->o->same_cpu && (!s->irq.stops_elsewhere || s->loop.qos_fd >= 0)))
 		return;
 	deadline = xp_now_ns() + s->o->spin_ns;
-	while (s->tr->interrupts_pending && !s->stopping) {
+	while (s->tr->interrupts_pending && !s->loop.stopping) {
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid > 0) {
 			handle_status(s, tid, status);
@@ -432,7 +471,7 @@ static void collect_stops(struct sampler *s, struct xp_thread **ths, unsigned lo
 				handle_status(s, tid, status);
 		}
 		now = xp_now_ns();
-		if (!left || s->stopping)
+		if (!left || s->loop.stopping)
 			return;
 		if (now >= end) {
 			s->st->collect_timeouts++;
@@ -466,7 +505,7 @@ static void set_enabled(struct sampler *s, bool on, uint64_t now)
 	if (on == s->loop.enabled)
 		return;
 	s->loop.enabled = on;
-	smp_check_write(s, df_write_mark(s->w, now, on ? DF_MARK_ENABLE : DF_MARK_DISABLE, ""));
+	emit_mark(s, now, on ? DF_MARK_ENABLE : DF_MARK_DISABLE, "");
 	if (!on) {
 		s->loop.sampled_ns += now - s->loop.enabled_at;
 		arm_timer_at(s, 0);
@@ -521,14 +560,14 @@ static void on_control(struct sampler *s)
 			set_enabled(s, cmd.kind == CONTROL_ENABLE, now);
 			break;
 		case CONTROL_MARK:
-			smp_check_write(s, df_write_mark(s->w, now, DF_MARK_PHASE, cmd.name));
+			emit_mark(s, now, DF_MARK_PHASE, cmd.name);
 			snprintf(s->loop.phase, sizeof(s->loop.phase), "%s", cmd.name);
 			s->loop.phase_t = now;
 			break;
 		case CONTROL_STOP:
-			if (!s->stopping)
+			if (!s->loop.stopping)
 				s->st->end = SAMPLER_END_CONTROL;
-			s->stopping = true;
+			s->loop.stopping = true;
 			break;
 		case CONTROL_NONE:
 		case CONTROL_PING:
@@ -558,7 +597,11 @@ static bool loop_once(struct sampler *s)
 	uint64_t now;
 
 	drain_waits(s, &none_left, SAMPLER_DRAIN_MAX);
-	if (s->stopping)
+	if (s->emit.failed && !s->loop.stopping) {
+		s->loop.stopping = true;
+		s->st->end = SAMPLER_END_WRITE_ERROR;
+	}
+	if (s->loop.stopping)
 		return false;
 	if (none_left || !tracer_live_threads(s->tr)) {
 		s->st->end = SAMPLER_END_ALL_EXITED;
@@ -566,29 +609,41 @@ static bool loop_once(struct sampler *s)
 	}
 	now = smp_now(s);
 	/*
-	 * Unwinding waits for the stops our interrupts asked for, but not
-	 * for longer than a period: with more busy threads than CPUs one is
-	 * nearly always pending (a thread interrupted while it waits for a
-	 * CPU stops when it gets one), and the queue held every sample of
-	 * the run, its copies with it (threads64: 17 MB more each second,
+	 * The work events left, then unwinding, wait for the stops our
+	 * interrupts asked for: no thread stays stopped while we keep books.
+	 * But not for longer than a period: with more busy threads than CPUs
+	 * one is nearly always pending (a thread interrupted while it waits
+	 * for a CPU stops when it gets one), and the queue held every sample
+	 * of the run, its copies with it (threads64: 17 MB more each second,
 	 * all unwound at the end).
 	 */
-	if (!s->tr->interrupts_pending)
+	if (!s->tr->interrupts_pending) {
+		do_some_work(s, ULONG_MAX);
 		smp_drain_queue(s);
-	else if (s->nq > s->qhead && now - s->q[s->qhead].t >= s->period)
-		smp_drain_some(s, SMP_DRAIN_SOME + (s->nq - s->qhead) / 8);
+	} else {
+		struct smp_loop *l = &s->loop;
+		uint64_t oldest;
+
+		if (l->nwork > l->work_head && now - l->work[l->work_head].t >= s->period)
+			do_some_work(s, SMP_DRAIN_SOME + (l->nwork - l->work_head) / 8);
+		if (smp_queued(s, &oldest) && now - oldest >= s->period)
+			smp_drain_some(s, SMP_DRAIN_SOME + (s->queue.nq - s->queue.head) / 8);
+	}
 	if (s->o->duration_ns && s->loop.was_enabled &&
 	    now - s->loop.first_enabled >= s->o->duration_ns) {
 		s->st->end = SAMPLER_END_DURATION;
 		return false;
 	}
 	if (now - s->loop.last_flush >= s->o->flush_ns) {
-		smp_refresh_names(s);
-		smp_check_write(s, df_writer_flush(s->w));
+		emit_thread_names(s);
+		emit_flush(s);
 		s->loop.last_flush = now;
 	}
-	if (!s->tr->interrupts_pending && smp_part_due(s, now))
-		smp_switch_part(s, now);
+	if (!s->tr->interrupts_pending && emit_part_due(s, now)) {
+		smp_drain_queue(s);
+		emit_switch_part(s, now);
+		s->loop.switch_now = false;
+	}
 	status_line(s, false);
 	if (poll(pfd, 3, s->tr->interrupts_pending ? 2 : 250) < 0 && errno != EINTR) {
 		s->st->end = SAMPLER_END_ERROR;
@@ -600,7 +655,7 @@ static bool loop_once(struct sampler *s)
 		on_timer(s);
 	if (pfd[2].revents & POLLIN)
 		on_control(s);
-	return !s->stopping;
+	return !s->loop.stopping;
 }
 
 /* Describe the processes and threads present from the start (attach), then start the timer. */
@@ -609,12 +664,24 @@ static void start(struct sampler *s)
 	struct tracer *t = s->tr;
 	unsigned long i;
 
-	for (i = 0; i < t->nprocs; i++)
-		if (t->procs[i]->execed && !smp_proc_of(s, t->procs[i])->reported)
-			smp_report_process(s, t->procs[i], t->root ? 0 : DF_PROC_ATTACHED, 0);
-	for (i = 0; i < t->nthreads; i++)
-		if (t->threads[i]->proc->execed && !smp_thread_of(t->threads[i])->reported)
-			smp_report_thread(s, t->threads[i], 0, NULL);
+	for (i = 0; i < t->nprocs; i++) {
+		struct xp_process *p = t->procs[i];
+		struct smp_proc *x = smp_proc_of(s, p);
+
+		if (!p->execed || x->describe_queued)
+			continue;
+		emit_process(s, p, t->root ? 0 : DF_PROC_ATTACHED, 0);
+		smp_image_load(s, p, x->img, 0);
+		x->describe_queued = true;
+	}
+	for (i = 0; i < t->nthreads; i++) {
+		struct xp_thread *th = t->threads[i];
+
+		if (!th->proc->execed || smp_thread_of(th)->describe_queued)
+			continue;
+		emit_thread(s, th, 0, NULL);
+		smp_thread_of(th)->describe_queued = true;
+	}
 	if (s->o->poll_idle)
 		s->loop.qos_fd = ctl_hold_poll_idle();
 	s->st->poll_idle = s->loop.qos_fd >= 0;
@@ -629,7 +696,7 @@ static void start(struct sampler *s)
 	s->loop.start_cpu = xp_cpu_ns();
 	smp_irq_start(s);
 	if (s->o->delay_ns || s->o->start_disabled) {
-		smp_check_write(s, df_write_mark(s->w, 0, DF_MARK_DISABLE, ""));
+		emit_mark(s, 0, DF_MARK_DISABLE, "");
 		s->loop.enable_at = s->o->start_disabled ? 0 : s->o->delay_ns;
 		arm_timer_at(s, s->loop.enable_at);
 		return;
@@ -657,21 +724,21 @@ static int finish(struct sampler *s)
 		ctl_drop_priority();
 	ctl_set_timer_slack(s->loop.slack);
 	drain_waits(s, &none_left, UINT_MAX);
+	do_some_work(s, ULONG_MAX);
 	smp_drain_queue(s);
-	smp_refresh_names(s);
+	emit_thread_names(s);
 	status_line(s, true);
 	for (i = 0; i < t->nprocs; i++)
 		if (!t->procs[i]->exited)
-			smp_collect_jit(s, t->procs[i]->pid);
+			emit_jit(s, t->procs[i]);
 	if (tracer_detach_all(t))
 		xp_warn("could not detach cleanly from every thread");
-	for (i = 0; i < t->nprocs; i++)
-		capture_note(&s->cap, &smp_proc_of(s, t->procs[i])->as, &s->stacks);
-	capture_save(&s->cap, &s->st->capture);
-	smp_write_stats(s);
-	if (!s->write_failed)
-		smp_check_write(s, df_writer_flush(s->w));
-	return s->write_failed ? -1 : 0;
+	smp_images_save(s, &s->st->capture);
+	emit_stats(s);
+	emit_flush(s);
+	if (s->emit.failed && s->st->end != SAMPLER_END_ERROR)
+		s->st->end = SAMPLER_END_WRITE_ERROR;
+	return s->emit.failed ? -1 : 0;
 }
 
 /* Free everything of the sampler's, its state in the tracer's threads and processes included. */
@@ -685,15 +752,11 @@ static void release(struct sampler *s)
 	for (i = 0; i < t->nprocs; i++)
 		smp_proc_free(s, t->procs[i]);
 	memset(&t->hooks, 0, sizeof(t->hooks));
-	for (i = 0; i < s->qalloc; i++)
-		free(s->q[i].copy);
-	XP_FREE_ALL(s->q, s->pcs, s->flags);
+	free(s->loop.work);
+	smp_images_release(s);
+	smp_queue_release(s); /* after the images, which use its modules */
 	smp_tick_release(s);
 	smp_irq_release(s);
-	stacktab_release(&s->stacks);
-	capture_release(&s->cap);
-	unwinder_free(s->unw);
-	module_cache_free(s->mc);
 	if (s->loop.sigfd >= 0)
 		close(s->loop.sigfd);
 	if (s->loop.timerfd >= 0)
@@ -704,7 +767,6 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 		struct sampler_stats *st)
 {
 	struct sampler s = {.tr = t,
-			    .w = w,
 			    .o = o,
 			    .st = st,
 			    .loop = {.sigfd = -1, .timerfd = -1, .qos_fd = -1},
@@ -716,14 +778,11 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	s.start_mono = xp_now_ns();
 	s.period = XP_NS_PER_SEC / (o->freq_hz ? o->freq_hz : 1);
 	s.loop.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
-	s.unw = unwinder_new(o->unwind, o->max_depth);
-	s.pcs = xp_calloc(o->max_depth + 2, sizeof(*s.pcs));
-	s.flags = xp_calloc(o->max_depth + 2, 1);
-	s.mc = module_cache_new();
+	smp_queue_init(&s);
+	smp_images_init(&s);
+	emit_init(&s, w);
 	smp_irq_init(&s);
 	smp_tick_init(&s);
-	stacktab_init(&s.stacks);
-	capture_init(&s.cap);
 	t->hooks = (struct tracer_hooks){&s, smp_thread_free, smp_proc_free};
 	if (!setup_fds(&s)) {
 		start(&s);

@@ -3,7 +3,8 @@
  * The mappings of a traced process: a strict parser for /proc/PID/maps
  * lines (input we do not trust: a fuzz target covers it), a sorted array
  * of mappings with lookup by address, and reloading that keeps what is
- * already known about unchanged mappings (their 'reported' flag and module).
+ * already known about unchanged mappings (their module) and marks the
+ * others fresh.
  * ELF files behind the mappings are the module cache's business
  * (target/module.c).
  */
@@ -208,11 +209,12 @@ int addrspace_load_text(struct addrspace *as, const char *text)
 		size_t j = maps_search(as->maps, as->nr, m->start);
 
 		if (j < as->nr && map_same(&as->maps[j], m)) {
-			m->reported = as->maps[j].reported;
 			m->mod = as->maps[j].mod;
-		} else if (m->prot & XP_PROT_EXEC) {
-			m->mod = module_cache_get(as->mc, m, as->pid, as->root);
+			continue;
 		}
+		m->fresh = true;
+		if (m->prot & XP_PROT_EXEC)
+			m->mod = module_cache_get(as->mc, m, as->pid, as->root);
 	}
 	maps_free(as->maps, as->nr);
 	as->maps = maps;

@@ -33,7 +33,7 @@ struct xp_map {
 	uint64_t inode;
 	char *path;                     /* owned; "" for anonymous, "[vdso]", ... */
 	struct module *mod;             /* NULL when not a readable ELF file */
-	bool reported;                  /* already written to the data file */
+	bool fresh; /* new at the last load: unlike every mapping known before */
 };
 
 /*
@@ -71,8 +71,10 @@ void addrspace_release(struct addrspace *as);
  */
 void addrspace_find_fs(struct addrspace *as);
 /*
- * (Re)read /proc/PID/maps (after addrspace_find_fs).  Mappings identical to a known one keep their
- * 'reported' flag, so only new ones are written out again.  0 or -errno.
+ * (Re)read /proc/PID/maps (after addrspace_find_fs): a new generation of
+ * the address space (@loads counts them).  Mappings identical to a known
+ * one keep its module; the others are 'fresh', so that a recorder writes
+ * out only those.  0 or -errno.
  */
 int addrspace_load(struct addrspace *as);
 /* Load from a maps text (tests, fuzzing): same as addrspace_load. */

@@ -79,6 +79,7 @@ struct uw_walk {
 	struct addrspace *as;
 	uint64_t stack_lo, stack_hi; /* the mapping holding sp; 0, 0 when unknown */
 	struct xp_map *last;	     /* the mapping found last: frames cluster in few modules */
+	bool left_maps;		     /* an address (pc, return address) was in no mapping */
 };
 
 struct unwinder;
@@ -547,7 +548,7 @@ static bool uw_is_code(struct uw_walk *w, uint64_t pc)
 		return true;
 	m = uw_find(w, pc);
 	if (!m)
-		w->u->stats.unmapped++;
+		w->left_maps = true;
 	return m && (m->prot & XP_PROT_EXEC);
 }
 
@@ -935,16 +936,20 @@ void unwinder_free(struct unwinder *u)
 
 unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
 			  const struct xp_regs *regs, struct memread *mem, struct addrspace *as,
-			  uint64_t *pcs, uint8_t *flags, unsigned int max)
+			  uint64_t *pcs, uint8_t *flags, unsigned int max, bool *left_maps)
 {
 	struct uw_walk w = {.u = u, .arch = arch, .mem = mem, .as = as};
 	unsigned int n;
 
+	if (left_maps)
+		*left_maps = false;
 	if (max > u->max_depth)
 		max = u->max_depth;
 	if (!max || !arch || !regs)
 		return 0;
 	n = u->ops->unwind(u, &w, regs, pcs, flags, max);
+	if (left_maps)
+		*left_maps = w.left_maps;
 	if (u->check)
 		check_with_libunwind(u, &w, regs, pcs, flags, n, max);
 	u->stats.stacks++;

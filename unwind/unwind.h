@@ -9,6 +9,7 @@
 #ifndef XPROF_UNWIND_UNWIND_H
 #define XPROF_UNWIND_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dataformat.h"
@@ -30,8 +31,6 @@ struct unwind_stats {
 	uint64_t stacks, frames, frames_fp, frames_cfi, truncated, bad_frames;
 	/* CFI rows served from the unwinder's cache, and built (libdw, prologue analysis) */
 	uint64_t rows_cached, rows_built;
-	/* Addresses (pc, return address) found in no mapping at all: the maps may be stale. */
-	uint64_t unmapped;
 	/*
 	 * UNWIND_CHECK: stacks walked by both backends, and those that differ:
 	 * at some frame both have (pc), or by one ending before the other
@@ -56,12 +55,14 @@ void unwinder_free(struct unwinder *u);
  * the walk is cut by the depth limit (the smaller of @max and max_depth),
  * the last entry is an XP_FRAME_TRUNCATED marker with pc 0 in place of
  * the deepest frame.  @as may be NULL (no mapping checks, no CFI: frame
- * records only).  Reads memory through @mem only.  Not thread-safe
- * (per-unwinder caches); may run while the target runs.
+ * records only).  *@left_maps (when not NULL): whether the walk met an
+ * address (pc, return address) in no mapping of @as at all, which means
+ * the maps may be out of date.  Reads memory through @mem only.  Not
+ * thread-safe (per-unwinder caches); may run while the target runs.
  */
 unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
 			  const struct xp_regs *regs, struct memread *mem, struct addrspace *as,
-			  uint64_t *pcs, uint8_t *flags, unsigned int max);
+			  uint64_t *pcs, uint8_t *flags, unsigned int max, bool *left_maps);
 
 const struct unwind_stats *unwinder_stats(const struct unwinder *u);
 

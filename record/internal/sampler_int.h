@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Inside the sampler, shared by its files: sampler.c (the loop and the
- * policy: ticks, the stops), due.c (which threads are due and what a
- * sample weighs), interrupt.c (from which CPU each due thread is
- * interrupted) and samples.c (the sampler's state per thread and process,
- * the records that describe them, and the way of a raw sample to the data
- * file).  Not for other files.
+ * policy: ticks, the stops, the work that events leave), due.c (which
+ * threads are due and what a sample weighs), interrupt.c (from which CPU
+ * each due thread is interrupted), samples.c (the sampler's state per
+ * thread and process, and the queue of raw samples on their way to the
+ * data file), image.c (each image a process runs: its address space as
+ * the samples taken in it need it, and what was sampled in it) and emit.c
+ * (the one writer of the data file, and every "already written" mark).
+ * Not for other files.
  */
 #ifndef XPROF_RECORD_SAMPLER_INT_H
 #define XPROF_RECORD_SAMPLER_INT_H
@@ -18,21 +21,34 @@
 #include "ctl.h"
 #include "datafile.h"
 #include "idlespin.h"
+#include "jitmap.h"
 #include "stackcopy.h"
 #include "stacktab.h"
 #include "tracer.h"
 #include "trigger.h"
+#include "u64set.h"
 #include "arch.h"
 
 #include <time.h>
 
+/* What the emitter (emit.c) keeps of a thread: written by emit.c alone. */
+struct emit_thread {
+	bool described;	     /* its thread record is written */
+	uint8_t name_checks; /* samples at which its name was read again (threads name themselves
+				early) */
+	char comm[16];	     /* its name in that record */
+};
+
+/* What the emitter keeps of a process. */
+struct emit_proc {
+	bool described; /* its process record is written */
+};
+
 /* The sampler's state of one thread (xp_thread.priv). */
 struct smp_thread {
-	bool reported;	    /* its thread record is written */
-	bool blocked_since; /* a tick found it blocked in a call since its last sample */
-	uint8_t
-	    name_checks; /* samples at which its name was re-read (threads name themselves early) */
-	char comm[16];	 /* its name in that record */
+	struct emit_thread em;
+	bool describe_queued;	 /* the work that describes it is queued (sampler.c) */
+	bool blocked_since;	 /* a tick found it blocked in a call since its last sample */
 	uint64_t irq_time;	 /* when the pending interrupt was issued */
 	uint64_t pending_weight; /* weight of the sample asked for by that interrupt */
 	int schedstat_fd;	 /* /proc/PID/task/TID/schedstat, -1 if unavailable, or */
@@ -42,6 +58,7 @@ struct smp_thread {
 	int64_t restart_nr;	 /* the call its restart_syscall continues, -1: not known */
 	int64_t last_sys_nr;	 /* blocked_nr, sp and pc of its last sample, and its stack */
 	uint64_t last_sys_sp, last_sys_pc, last_stack_id;
+	unsigned int last_stack_part; /* the part (emitter.parts) whose file has that stack */
 	struct cputime cpu;
 	struct stackcopy_size copy;
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
@@ -71,13 +88,20 @@ struct smp_due {
 
 /* The sampler's state of one process (xp_process.priv). */
 struct smp_proc {
-	bool reported;		   /* its process record is written */
-	uint32_t copy_hint;	   /* stack bytes the last sized copy of one of its threads took */
-	uint64_t maps_loaded_at;   /* when /proc/PID/maps was last read (ns since start) */
-	uint64_t maps_backoff;	   /* wait at least this long before reading it again (ns) */
-	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
+	struct emit_proc em;
+	bool describe_queued; /* the work that describes it is queued (sampler.c) */
+	uint32_t copy_hint;   /* stack bytes the last sized copy of one of its threads took */
 	struct stackcopy_src mem;
-	struct addrspace as;
+	struct smp_image *img; /* the image it runs (a reference of its own) */
+	/*
+	 * JIT code: the sampled addresses (pc-1 rule applied) in none of its
+	 * ELF modules, over all its images, and what jitmap_poll saw of its
+	 * perf map.  Its JIT side-files are read only when it has some.
+	 */
+	uint64_t *code_pcs;
+	size_t ncode;
+	unsigned long code_alloc;
+	struct jit_watch jit;
 	/*
 	 * Whether its quiet threads' counters moved (smp_find_due): its CPU
 	 * clock (the sum of its threads' counters, and of those that exited)
@@ -99,15 +123,58 @@ struct smp_proc {
 	uint64_t swept_at;    /* when its quiet threads were last read */
 };
 
+/*
+ * One image of a traced process, from its exec (or the attach, or the
+ * fork that copied its parent's) to the next exec or its exit: its
+ * address space as the samples taken in it need it.  Reading the maps
+ * again (smp_image_load) makes a new generation of it (as.loads counts
+ * them), whose new mappings the emitter writes; an exec starts a new
+ * image, and the old one stays, retired, for the samples queued in it.
+ * Nothing is read from the process for a retired image.
+ */
+struct smp_image {
+	unsigned int refs; /* its process while it runs it, and each queued sample taken in it */
+	bool retired;
+	struct addrspace as;
+	uint64_t maps_loaded_at;   /* when /proc/PID/maps was last read (ns since start) */
+	uint64_t maps_backoff;	   /* wait at least this long before reading it again (ns) */
+	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
+	struct xp_u64set stacks;   /* ids of the stacks sampled in it */
+};
+
 /* A raw sample waiting to be unwound. */
 struct raw_sample {
 	struct xp_process *proc; /* kept alive by the tracer until tracer_release */
+	struct smp_image *img;	 /* the image it was taken in (a reference) */
 	pid_t tid;
 	uint64_t t, weight;
 	int64_t sys_nr, sys_sp, sys_pc; /* blocked in this system call (wall mode), or -1 */
 	struct xp_regs regs;
 	size_t len;
 	uint8_t *copy;
+};
+
+/*
+ * Work an event left for the loop (sampler.c): describing a new process,
+ * thread or image, an exit.  Done once no interrupt is outstanding, so
+ * that no stopped thread waits for it.
+ */
+enum smp_work_kind {
+	SMP_WORK_PROCESS, /* describe @proc (@flags: DF_PROC_*) and load its maps */
+	SMP_WORK_THREAD,  /* describe thread @tid of @proc (@flags: SMP_WORK_*) */
+	SMP_WORK_EXIT,	  /* write the exit of @tid (@pid, whole process when equal) */
+};
+
+#define SMP_WORK_RENAME	    1 /* THREAD: a new record even if it has one (its exec) */
+#define SMP_WORK_AS_CREATOR 2 /* THREAD: named as thread @from, which created it */
+
+struct smp_work {
+	enum smp_work_kind kind;
+	struct xp_process *proc; /* PROCESS, THREAD; EXIT: NULL when unknown */
+	pid_t pid, tid, from;
+	uint32_t flags;
+	int status; /* EXIT: the wait status */
+	uint64_t t;
 };
 
 /* One CPU the controller visits at a tick (interrupt.c). */
@@ -143,6 +210,10 @@ struct smp_loop {
 	uint64_t phase_t;		  /* since when */
 	struct idlespin spin;		  /* --spin-idle */
 	unsigned long slack; /* the controller's timer slack before the recording (ns) */
+	bool stopping;	     /* the loop ends at its next turn */
+	bool switch_now;     /* SIGUSR2 came (--switch-output signal) */
+	struct smp_work *work; /* work[work_head..nwork): left by events, not done yet */
+	unsigned long work_head, nwork, work_alloc;
 };
 
 /* due.c's part: the threads due at this tick, and what the tick read of the machine. */
@@ -170,6 +241,32 @@ struct smp_irq {
 	unsigned long nvisits, next_visit, visits_alloc; /* ... and the next one */
 };
 
+/* samples.c's part: the queue of raw samples and what unwinding them needs. */
+struct smp_queue {
+	struct raw_sample *q; /* q[head..nq): taken, not unwound yet */
+	unsigned long head, nq, alloc;
+	struct unwinder *unw;
+	struct module_cache *mc;
+	struct stacktab stacks;
+	uint64_t *pcs; /* one walk's frames */
+	uint8_t *flags;
+};
+
+/* image.c's part: what the images' samples ask to keep. */
+struct smp_images {
+	struct capture cap; /* files holding sampled addresses, kept for the report */
+};
+
+/* emit.c's part: the data file and the parts of a --switch-output recording. */
+struct emitter {
+	struct df_writer *w;
+	bool failed;	       /* a write failed: the recording ends (the loop looks) */
+	uint64_t part_start;   /* --switch-output: the current part's start (recording time) */
+	uint64_t part_sampled; /* smp_sampled_ns then (a part's duration_ns statistic) */
+	unsigned int parts;    /* parts ended so far */
+	bool switch_failed;
+};
+
 /*
  * The sampler.  Its parts are each written by one file (the stats are
  * counters that several add to); the fields above them are set once by
@@ -181,71 +278,119 @@ struct sampler {
 	struct sampler_stats *st;
 	const struct xp_arch *arch;
 	uint64_t start_mono, period;
-	struct smp_loop loop; /* sampler.c */
-	struct smp_tick tick; /* due.c */
-	struct smp_irq irq;   /* interrupt.c */
-	struct df_writer *w;
-	struct unwinder *unw;
-	struct stacktab stacks;
-	struct capture cap; /* files of sampled mappings, kept for the report */
-	struct module_cache *mc;
-	struct raw_sample *q; /* q[qhead..nq): taken, not unwound yet */
-	unsigned long qhead, nq, qalloc;
-	uint64_t *pcs;
-	uint8_t *flags;
-	bool stopping, write_failed;
-	/* --switch-output (parts.c): the current part's start, parts ended so far. */
-	uint64_t part_start;   /* recording time (for --switch-output TIME) */
-	uint64_t part_sampled; /* smp_sampled_ns then (a part's duration_ns statistic) */
-	unsigned int parts;
-	bool switch_failed;
-	bool switch_now; /* SIGUSR2 came (switch_signal) */
+	struct smp_loop loop;	  /* sampler.c */
+	struct smp_tick tick;	  /* due.c */
+	struct smp_irq irq;	  /* interrupt.c */
+	struct smp_queue queue;	  /* samples.c */
+	struct smp_images images; /* image.c */
+	struct emitter emit;	  /* emit.c */
 };
 
 /* ns since the start of the recording. */
 uint64_t smp_now(const struct sampler *s);
-/* The sampler's state of @th / @p, created at first use. */
+/* Time spent sampling (enabled) up to @now: the duration_ns statistic's measure (sampler.c). */
+uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now);
+
+/*
+ * samples.c.  The sampler's state of @th / @p, created at first use (a
+ * process's with its first image).
+ */
 struct smp_thread *smp_thread_of(struct xp_thread *th);
-struct smp_proc *smp_proc_of(const struct sampler *s, struct xp_process *p);
+struct smp_proc *smp_proc_of(struct sampler *s, struct xp_process *p);
 /* tracer_hooks: free that state (@ctx is the sampler). */
 void smp_thread_free(void *ctx, struct xp_thread *th);
 void smp_proc_free(void *ctx, struct xp_process *p);
-/* @th's process exec'd: forget what was known of the old image. */
+/* @th's process exec'd: a new image, what was known of the old one is stale. */
 void smp_exec(struct sampler *s, struct xp_thread *th);
-
-/* @ret of a data-file write: a failure ends the recording.  Returns @ret. */
-int smp_check_write(struct sampler *s, int ret);
-/* Write the record of @p (@flags: DF_PROC_*) and its mappings, at @t. */
-void smp_report_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint64_t t);
-/* Write the record of @th, named @comm if known (else read), at @t. */
-void smp_report_thread(struct sampler *s, struct xp_thread *th, uint64_t t, const char *comm);
-/* A new record for every thread whose name changed since its last. */
-void smp_refresh_names(struct sampler *s);
-
-/* The next free slot of the queue (its copy buffer allocated); s->nq++ keeps it. */
-struct raw_sample *smp_queue_slot(struct sampler *s);
+void smp_queue_init(struct sampler *s);
+void smp_queue_release(struct sampler *s);
+/*
+ * In a stop of @th: its registers and stack into a new queued sample of
+ * @weight, taken at @t.  NULL when none was taken (registers unreadable,
+ * or a stop that found it in a call: smp_stop_in_call).
+ */
+struct raw_sample *smp_take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight,
+				   uint64_t t);
+/* Forget @r, the sample taken last (smp_settle_weight dropped it). */
+void smp_drop_last(struct sampler *s, struct raw_sample *r);
+/* Whether samples wait to be unwound; the time of the oldest. */
+bool smp_queued(const struct sampler *s, uint64_t *oldest);
 /* Unwind, intern and write every queued sample; empty the queue. */
 void smp_drain_queue(struct sampler *s);
 /* The same for the @max oldest queued samples at most. */
 void smp_drain_some(struct sampler *s, unsigned long max);
-/* The same before @p's exec is handled, without reading anything of the new image. */
-void smp_drain_old_image(struct sampler *s, struct xp_process *p);
-/* Copy the JIT symbols of pid @pid's sampled pcs into the data file (jitmap.h). */
-void smp_collect_jit(struct sampler *s, pid_t pid);
-/* Time spent sampling (enabled) up to @now: the duration_ns statistic's measure. */
-uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now);
-/*
- * The statistics a part needs to be reported alone: rate, mode, and its
- * sampling time, up to @sampled_ns of the recording's (smp_sampled_ns).
- */
-void smp_write_part_stats(struct sampler *s, uint64_t sampled_ns);
-/* The statistics records (smp_write_part_stats's among them). */
-void smp_write_stats(struct sampler *s);
 
+/*
+ * image.c.  A new image of process @pid (one reference: the caller's),
+ * another reference, one given back (the last frees it).
+ */
+struct smp_image *smp_image_new(struct sampler *s, pid_t pid);
+struct smp_image *smp_image_get(struct smp_image *img);
+void smp_image_put(struct smp_image *img);
+/*
+ * Read @p's maps again for its current image, at @t: a new generation,
+ * whose new mappings go to the data file.  Nothing for a retired image.
+ */
+void smp_image_load(struct sampler *s, struct xp_process *p, struct smp_image *img, uint64_t t);
+/*
+ * Before walking sample @r: read the maps again if its pc shows they are
+ * out of date (image.c says when), and date the growth of a JIT's perf map.
+ */
+void smp_image_check_pc(struct sampler *s, const struct raw_sample *r);
+/* Whether the maps of @r's image may be read again for it (image.c's rule). */
+bool smp_image_maps_due(struct sampler *s, const struct raw_sample *r);
+/* After such a reload for @r: whether it helped, for the back-off. */
+void smp_image_reloaded(struct smp_image *img, bool helped);
+/*
+ * Stack @id (@nr frames) was sampled in @img of @p: the first time, note
+ * the files its frames lie in for the capture, and its JIT code.
+ */
+void smp_image_note_stack(struct sampler *s, struct xp_process *p, struct smp_image *img,
+			  uint64_t id, const uint64_t *pcs, const uint8_t *flags, uint32_t nr);
+/* The JIT code @p sampled (pc-1 rule applied): sorted, each address once; *@nr of them. */
+const uint64_t *smp_image_code_pcs(struct sampler *s, struct xp_process *p, size_t *nr);
+/* Copy the files noted for the capture into the cache (after detaching), into @st. */
+void smp_images_init(struct sampler *s);
+void smp_images_save(struct sampler *s, struct capture_stats *st);
+void smp_images_release(struct sampler *s);
+
+/*
+ * emit.c: everything the recorder writes to the data file.  A failed write
+ * sets s->emit.failed (the loop ends the recording); later writes do
+ * nothing.
+ */
+void emit_init(struct sampler *s, struct df_writer *w);
+/* The record of @p (@flags: DF_PROC_*) at @t; its mappings come with its image's loads. */
+void emit_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint64_t t);
+/* The record of @th, named @comm if known (else read), at @t. */
+void emit_thread(struct sampler *s, struct xp_thread *th, uint64_t t, const char *comm);
+/* A new record for @th if its name changed, at its first few samples (at @t). */
+void emit_check_name(struct sampler *s, struct xp_thread *th, uint64_t t);
+/* A new record for every thread whose name changed since its last. */
+void emit_thread_names(struct sampler *s);
+/* The executable mappings of @img of @pid that its last load found new, at @t. */
+void emit_new_maps(struct sampler *s, pid_t pid, const struct smp_image *img, uint64_t t);
+/* Stack @id if this file does not have it yet (@is_new: first seen at all). */
+void emit_stack(struct sampler *s, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
+		uint32_t nr, bool is_new);
+/* A sample (counted in the statistics). */
+void emit_sample(struct sampler *s, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
+		 uint64_t weight);
+void emit_exit(struct sampler *s, uint64_t t, pid_t pid, pid_t tid, int status);
+void emit_mark(struct sampler *s, uint64_t t, uint32_t kind, const char *name);
+/* The JIT symbols of @p that name its sampled JIT code (jitmap.h). */
+void emit_jit(struct sampler *s, struct xp_process *p);
+/* Flush what is buffered. */
+void emit_flush(struct sampler *s);
+/* The statistics records, at the end. */
+void emit_stats(struct sampler *s);
 /* --switch-output: whether the current part should end now (at @now). */
-bool smp_part_due(const struct sampler *s, uint64_t now);
-/* End the current part and start the next (parts.c).  No thread may be stopped. */
-void smp_switch_part(struct sampler *s, uint64_t now);
+bool emit_part_due(const struct sampler *s, uint64_t now);
+/*
+ * End the current part and start the next.  Samples must be unwound and
+ * no thread stopped.
+ */
+void emit_switch_part(struct sampler *s, uint64_t now);
 
 /*
  * interrupt.c.  smp_irq_init before the loop, smp_irq_start once sampling
@@ -289,10 +434,11 @@ void smp_find_due(struct sampler *s, uint64_t now);
  */
 bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs);
 /*
- * CPU mode, just after resuming @th from the stop of sample @r (the last
- * queued) at @t: the exact weight, or the sample dropped if it hardly ran.
+ * CPU mode, in the stop of sample @r of @th, which is resumed at about
+ * @t: the exact weight into @r; false when @r is not worth keeping (the
+ * thread hardly ran: the caller drops it).
  */
-void smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t);
+bool smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t);
 /* Sampling starts again at @now after a pause: what ran meanwhile is not sampled. */
 void smp_rebase_threads(struct sampler *s, uint64_t now);
 

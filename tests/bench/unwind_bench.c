@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 		if (got > 0) {
 			memread_init(&mem, pid, xp_regs_get(&regs, arch->dwarf.sp), copy,
 				     (size_t)got);
-			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES);
+			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES, NULL);
 		}
 		unwinder_free(u);
 		if (n >= 68)
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 				t0 = now();
 			memread_init(&mem, 0, xp_regs_get(&regs, arch->dwarf.sp), copy,
 				     (size_t)got);
-			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES);
+			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES, NULL);
 			live += mem.live_reads;
 		}
 		t = now() - t0;
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 			u = unwinder_new((enum unwind_mode)k, MAX_FRAMES);
 			memread_init(&mem, 0, xp_regs_get(&regs, arch->dwarf.sp), copy,
 				     (size_t)got);
-			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES);
+			n = unwind_stack(u, arch, &regs, &mem, &as, pcs, flags, MAX_FRAMES, NULL);
 			unwinder_free(u);
 		}
 		t = now() - t0;

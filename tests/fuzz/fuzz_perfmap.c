@@ -10,6 +10,7 @@
 #include "datafile.h"
 #include "stacktab.h"
 #include "dataformat.h"
+#include "../unit/jitsink.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -66,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stacktab_init(&t);
 	stacktab_intern(&t, pcs, flags, 4, &is_new);
 	if (w) {
-		jitmap_collect_files(w, 4999999, map, NULL, 0, &t, 0);
+		jitsink_collect_files(w, NULL, 4999999, map, NULL, 0, &t, 0);
 		df_writer_close(w);
 	}
 	stacktab_release(&t);

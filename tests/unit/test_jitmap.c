@@ -15,6 +15,7 @@
 #include "stacktab.h"
 #include "dataformat.h"
 
+#include "jitsink.h"
 #include "stderr_capture.h"
 #include "t.h"
 
@@ -384,7 +385,7 @@ static int collect(struct collected *c, const char *perfmap, const char *dump, c
 		return -1;
 	stacks_of(&t, pcs, n);
 	cap_begin();
-	c->ret = jitmap_collect_files(w, PID, perfmap, &dump, 1, &t, 0);
+	c->ret = jitsink_collect_files(w, NULL, PID, perfmap, &dump, 1, &t, 0);
 	c->err = cap_end();
 	stacktab_release(&t);
 	df_writer_close(w);
@@ -589,7 +590,7 @@ static int test_collect_finds_dump(void)
 	w = df_writer_open(out, 62, 0);
 	T_ASSERT(w);
 	cap_begin();
-	ret = jitmap_collect(w, PID, &as, &t, 0);
+	ret = jitsink_collect(w, PID, &as, &t, 0);
 	cap_end();
 	df_writer_close(w);
 	T_EQ_U64(ret, 1);
@@ -619,6 +620,7 @@ static int test_collect_times(void)
 	uint64_t start, t1, t2;
 	/* Above any pid_max, and apart from a concurrent run of this test. */
 	pid_t pid = (pid_t)(4200000 + getpid() % 1000000);
+	struct jit_watch watch = {0};
 	struct stacktab t;
 	struct df_writer *w;
 	struct profile p;
@@ -633,20 +635,20 @@ static int test_collect_times(void)
 	fprintf(f, "7f0000001000 100 first_fn\n");
 	T_EQ_U64(fflush(f), 0);
 	nanosleep(&pause, NULL);
-	jitmap_poll(pid, NULL, start);
-	jitmap_poll(pid, NULL, start); /* within 100 ms: no look */
+	jitmap_poll(&watch, pid, NULL, start);
+	jitmap_poll(&watch, pid, NULL, start); /* within 100 ms: no look */
 	nanosleep(&pause, NULL);
 	fprintf(f, "7f0000001000 80 second_fn\n");
 	T_EQ_U64(fclose(f), 0);
 	nanosleep(&pause, NULL);
-	jitmap_poll(pid, NULL, start);
+	jitmap_poll(&watch, pid, NULL, start);
 	stacks_of(&t, pcs, 1);
 	fd = mkstemp(out);
 	T_ASSERT(fd >= 0);
 	close(fd);
 	w = df_writer_open(out, 62, 0);
 	T_ASSERT(w);
-	T_EQ_U64(jitmap_collect_files(w, pid, map, NULL, 0, &t, start), 2);
+	T_EQ_U64(jitsink_collect_files(w, &watch, pid, map, NULL, 0, &t, start), 2);
 	df_writer_close(w);
 	unlink(map);
 	profile_init(&p);

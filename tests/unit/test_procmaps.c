@@ -2,7 +2,7 @@
 /*
  * /proc/PID/maps parsing on canned lines (good and malformed), the
  * address space built from maps text (sorting, overlaps, lookups, the
- * 'reported' flag kept across reloads), and the module cache on real
+ * 'fresh' flag of what a reload found new), and the module cache on real
  * files: this test binary itself (build-id, ELF vaddr of a function,
  * symbols), a non-ELF file and a missing one.
  */
@@ -35,7 +35,7 @@ static int test_parse_good(void)
 	T_EQ_U64(m.dev_minor, 1);
 	T_EQ_U64(m.inode, 1234567);
 	T_EQ_STR(m.path, "/usr/bin/my prog (deleted)");
-	T_ASSERT(m.path == path && !m.mod && !m.reported);
+	T_ASSERT(m.path == path && !m.mod && !m.fresh);
 
 	T_EQ_U64(procmaps_parse_line("7ffd1000-7ffd2000 rw-s 00000000 00:00 0 [stack]", &m, path,
 				     sizeof(path)),
@@ -132,15 +132,14 @@ static int test_addrspace_text(void)
 	T_ASSERT(addrspace_is_exec(&as, 0x7f0000000fff));
 	T_ASSERT(!addrspace_is_exec(&as, UINT64_MAX));
 
-	/* A reload keeps 'reported' for unchanged mappings only. */
-	as.maps[0].reported = true;
-	as.maps[1].reported = true;
+	/* Every mapping of the first load is fresh; a reload, only the changed ones. */
+	T_ASSERT(as.maps[0].fresh && as.maps[1].fresh);
 	T_EQ_U64(addrspace_load_text(&as, "400000-401000 r-xp 00000000 00:00 0 [code]\n"
 					  "600000-601000 rw-p 00001000 00:00 0\n"),
 		 0);
 	T_EQ_U64(as.nr, 2);
-	T_ASSERT(as.maps[0].reported);
-	T_ASSERT(!as.maps[1].reported); /* offset changed: a new mapping */
+	T_ASSERT(!as.maps[0].fresh);
+	T_ASSERT(as.maps[1].fresh); /* offset changed: a new mapping */
 	T_EQ_U64(as.loads, 2);
 	addrspace_release(&as);
 	T_EQ_U64(as.nr, 0);

@@ -74,7 +74,7 @@ static unsigned int walk(struct fixture *fx, enum unwind_mode mode, unsigned int
 
 	memread_init(&mem, 0, fx->sp, stack + (fx->sp - STACK_BASE),
 		     STACK_SIZE - (size_t)(fx->sp - STACK_BASE));
-	n = unwind_stack(u, fx->arch, &fx->regs, &mem, &fx->as, pcs, flags, 64);
+	n = unwind_stack(u, fx->arch, &fx->regs, &mem, &fx->as, pcs, flags, 64, NULL);
 	if (bad)
 		*bad = unwinder_stats(u)->bad_frames;
 	unwinder_free(u);
@@ -206,7 +206,7 @@ static int test_unreadable(void)
 	addrspace_release(&fx.as);
 	record(fx.arch, b + 0x1100, b + 0xf000, CODE + 0x100); /* next fp beyond the copy */
 	memread_init(&mem, 0, fx.sp, stack + 0x1000, 0x1000);
-	T_EQ_U64(unwind_stack(u, fx.arch, &fx.regs, &mem, NULL, pcs, flags, 64), 2);
+	T_EQ_U64(unwind_stack(u, fx.arch, &fx.regs, &mem, NULL, pcs, flags, 64, NULL), 2);
 	T_EQ_U64(unwinder_stats(u)->bad_frames, 1);
 	unwinder_free(u);
 	return T_OK;

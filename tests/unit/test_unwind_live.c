@@ -358,7 +358,7 @@ static int run_target(const struct variant *v, const char *what, check_fn check)
 			uint64_t pcs[MAX_FRAMES];
 			uint8_t flags[MAX_FRAMES];
 			unsigned int n = unwind_stack(l.u[k], l.arch, &regs, &mem, &l.as, pcs,
-						      flags, MAX_FRAMES);
+						      flags, MAX_FRAMES, NULL);
 
 			if (getenv("XP_DUMP"))
 				dump(&l, mode_names[k], pcs, flags, n);
