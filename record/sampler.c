@@ -90,6 +90,9 @@ static struct smp_work *add_work(struct sampler *s, enum smp_work_kind kind,
 	*w = (struct smp_work){.kind = kind, .proc = proc, .tid = tid, .t = t};
 	if (proc)
 		w->pid = proc->pid;
+	/* Its maps as they are after the event, not after a later exec. */
+	if (kind == SMP_WORK_PROCESS)
+		w->img = smp_image_get(smp_proc_of(s, proc)->img);
 	return w;
 }
 
@@ -191,10 +194,11 @@ static void do_work(struct sampler *s, const struct smp_work *w)
 	switch (w->kind) {
 	case SMP_WORK_PROCESS:
 		x = smp_proc_of(s, w->proc);
-		if (!w->proc->execed || (x->em.described && !(w->flags & DF_PROC_EXEC)))
-			return;
-		emit_process(s, w->proc, w->flags, w->t);
-		smp_image_load(s, w->proc, x->img, w->t);
+		if (w->proc->execed && (!x->em.described || (w->flags & DF_PROC_EXEC))) {
+			emit_process(s, w->proc, w->flags, w->t);
+			smp_image_load(s, w->proc, w->img, w->t);
+		}
+		smp_image_put(w->img);
 		return;
 	case SMP_WORK_THREAD:
 		describe_thread(s, w);
@@ -752,6 +756,9 @@ static void release(struct sampler *s)
 	for (i = 0; i < t->nprocs; i++)
 		smp_proc_free(s, t->procs[i]);
 	memset(&t->hooks, 0, sizeof(t->hooks));
+	for (i = s->loop.work_head; i < s->loop.nwork; i++)
+		if (s->loop.work[i].kind == SMP_WORK_PROCESS)
+			smp_image_put(s->loop.work[i].img);
 	free(s->loop.work);
 	smp_images_release(s);
 	smp_queue_release(s); /* after the images, which use its modules */

@@ -160,7 +160,7 @@ struct raw_sample {
  * that no stopped thread waits for it.
  */
 enum smp_work_kind {
-	SMP_WORK_PROCESS, /* describe @proc (@flags: DF_PROC_*) and load its maps */
+	SMP_WORK_PROCESS, /* describe @proc (@flags: DF_PROC_*) and load the maps of @img */
 	SMP_WORK_THREAD,  /* describe thread @tid of @proc (@flags: SMP_WORK_*) */
 	SMP_WORK_EXIT,	  /* write the exit of @tid (@pid, whole process when equal) */
 };
@@ -171,6 +171,7 @@ enum smp_work_kind {
 struct smp_work {
 	enum smp_work_kind kind;
 	struct xp_process *proc; /* PROCESS, THREAD; EXIT: NULL when unknown */
+	struct smp_image *img;	 /* PROCESS: the image it ran then (a reference) */
 	pid_t pid, tid, from;
 	uint32_t flags;
 	int status; /* EXIT: the wait status */
