@@ -35,6 +35,8 @@ static unsigned long seize_options(const struct tracer *t)
 
 	if (t->flags & TRACER_FOLLOW)
 		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	if (t->flags & TRACER_EXIT_STOPS)
+		o |= PTRACE_O_TRACEEXIT;
 	return o;
 }
 
@@ -419,10 +421,10 @@ int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, i
 	}
 	if (!WIFSTOPPED(status))
 		return 0;
-	if (!th)
-		th = adopt(t, tid, 0, 0);
 	sig = WSTOPSIG(status);
 	event = (unsigned)status >> 16;
+	if (!th)
+		th = adopt(t, tid, 0, 0);
 	pending = th->interrupt_pending;
 	if (pending)
 		t->interrupts_pending--;
@@ -446,6 +448,9 @@ int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, i
 	case PTRACE_EVENT_EXEC:
 		handle_exec(t, th);
 		ev->exec = true;
+		break;
+	case PTRACE_EVENT_EXIT:
+		ev->exiting = true;
 		break;
 	case 0:
 		ev->sig = sig; /* signal-delivery-stop: deliver it on resume */
@@ -514,6 +519,20 @@ int tracer_detach_all(struct tracer *t)
 		if (ptrace(PTRACE_DETACH, tid, 0, (long)ev.sig) < 0 && errno != ESRCH)
 			failed++;
 		remove_thread(t, ev.th);
+	}
+	/*
+	 * A thread made at the very end of its process (its clone event seen,
+	 * its first stop never) can be gone without its exit reaching us: no
+	 * child of ours by that tid is left to detach.
+	 */
+	for (i = 0; i < t->nthreads;) {
+		int status;
+
+		if (t->threads[i]->state == THREAD_NEW &&
+		    waitpid(t->threads[i]->tid, &status, __WALL | WNOHANG) < 0 && errno == ECHILD)
+			remove_thread(t, t->threads[i]);
+		else
+			i++;
 	}
 	failed += (int)t->nthreads;
 	return failed;

@@ -68,7 +68,8 @@ struct tracer_hooks {
 };
 
 enum tracer_flags {
-	TRACER_FOLLOW = 1 << 0, /* follow fork/vfork/clone children */
+	TRACER_FOLLOW = 1 << 0,	    /* follow fork/vfork/clone children */
+	TRACER_EXIT_STOPS = 1 << 1, /* stop each thread as it exits (PTRACE_O_TRACEEXIT) */
 };
 
 struct tracer {
@@ -127,14 +128,16 @@ int tracer_resume(struct tracer *t, struct xp_thread *th, int sig);
  * process just exec'd (its other threads are gone; what the caller keeps
  * about the old image is stale), @fresh that this is a new process or
  * thread's first stop, @interrupt that this stop (or, for TEV_EXIT, the
- * thread's exit) consumed the interrupt pending for the thread.
+ * thread's exit) consumed the interrupt pending for the thread, @exiting
+ * that the thread is on its way out (TRACER_EXIT_STOPS): its registers,
+ * memory and /proc files are still there, its exit comes once resumed.
  */
 struct tracer_event {
 	enum tracer_event_kind kind;
 	struct xp_thread *th;
 	int sig;
 	int status;
-	bool listen, exec, fresh, interrupt;
+	bool listen, exec, fresh, interrupt, exiting;
 	struct xp_thread *child; /* for a clone/fork event: the new thread */
 	struct xp_process *proc; /* for TEV_EXIT: its process, NULL if unknown */
 	pid_t pid, tid;		 /* for TEV_EXIT */
