@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the parsers of a task's /proc files (target/procfs.c):
- * the whole input, as text, through the stat parser (field 39, the CPU),
+ * the whole input, as text, through the stat parsers (field 39, the CPU;
+ * fields 14-17, the CPU time of a process and its children),
  * the schedstat parser, the status parser (switches), the syscall parser
  * and the loadavg parser.  Each must stay inside its
  * text and return only what its contract allows.
@@ -18,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
 	struct procfs_sched ss;
-	uint64_t sp, pc, vol, invol;
+	uint64_t sp, pc, vol, invol, ticks;
 	int64_t nr;
 	long pgrp, tpgid;
 	char state;
@@ -29,6 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	if (procfs_parse_job(text, &state, &pgrp, &tpgid) < -1)
+		abort();
+	if (procfs_parse_tree_ticks(text, &ticks) < -1)
 		abort();
 	cpu = procfs_parse_task_cpu(text);
 	if (cpu < -1)
