@@ -21,6 +21,7 @@ void stacktab_release(struct stacktab *t)
 	free(t->slots);
 	free(t->pcs);
 	free(t->flags);
+	free(t->by_id);
 	stacktab_init(t);
 }
 
@@ -81,10 +82,25 @@ uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t 
 	memcpy(t->flags + t->pool_nr, flags, nr);
 	t->slots[j] = (struct stacktab_entry){
 	    .hash = h, .id = t->used + 1, .nr = nr, .off = (uint32_t)t->pool_nr};
+	xp_grow((void **)&t->by_id, &t->by_id_alloc, t->used + 1, sizeof(*t->by_id));
+	t->by_id[t->used] = t->slots[j];
 	t->pool_nr += nr;
 	t->used++;
 	*is_new = true;
 	return t->slots[j].id;
+}
+
+uint32_t stacktab_get(const struct stacktab *t, uint64_t id, const uint64_t **pcs,
+		      const uint8_t **flags)
+{
+	const struct stacktab_entry *e;
+
+	if (!id || id > t->used)
+		return 0;
+	e = &t->by_id[id - 1];
+	*pcs = t->pcs + e->off;
+	*flags = t->flags + e->off;
+	return e->nr;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -100,7 +116,7 @@ uint64_t *stacktab_sorted_pcs(const struct stacktab *t, size_t *nr)
 	size_t i, n = 0, k;
 
 	for (i = 0; i < t->pool_nr; i++) {
-		if (t->flags[i] & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED))
+		if (t->flags[i] & XP_FRAME_MARKERS)
 			continue;
 		pcs[n++] = xp_lookup_pc(t->pcs[i], t->flags[i]);
 	}

@@ -25,6 +25,8 @@ struct stacktab {
 	uint64_t *pcs;	/* pool of every stack's pcs */
 	uint8_t *flags; /* pool of flags, parallel to pcs */
 	unsigned long pool_nr, pool_alloc, flags_alloc;
+	struct stacktab_entry *by_id; /* by_id[id - 1]: where stack id is in the pool */
+	unsigned long by_id_alloc;
 };
 
 void stacktab_init(struct stacktab *t);
@@ -36,6 +38,14 @@ void stacktab_release(struct stacktab *t);
  */
 uint64_t stacktab_intern(struct stacktab *t, const uint64_t *pcs, const uint8_t *flags, uint32_t nr,
 			 bool *is_new);
+
+/*
+ * The frames of stack @id: *@pcs and *@flags point into the table (valid
+ * until the next intern), the number of frames is returned; 0 for an
+ * unknown id.
+ */
+uint32_t stacktab_get(const struct stacktab *t, uint64_t id, const uint64_t **pcs,
+		      const uint8_t **flags);
 
 /*
  * The distinct addresses to look up for the frames of every stack (the
