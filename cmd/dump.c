@@ -246,7 +246,7 @@ static void print_frames(struct dump_thread *d, const struct xp_arch *arch, stru
 		size_t idlen = 0;
 		uint64_t addr = xp_lookup_pc(pcs[i], flags[i]);
 
-		if (!(flags[i] & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
+		if (!(flags[i] & XP_FRAME_MARKERS))
 			xm = addrspace_find(as, addr);
 		if (xm && xm->mod)
 			idlen = module_build_id(xm->mod, &id);

@@ -350,6 +350,7 @@ struct resolver {
 	const struct profile *p;
 	struct symbolizer *sym;
 	const char *symfs;
+	char label[64]; /* a frame's name made here (copied by the caller at once) */
 };
 
 /*
@@ -360,14 +361,23 @@ struct resolver {
 static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, const char **labels,
 				  unsigned int max)
 {
-	const struct resolver *r = ctx;
+	struct resolver *r = ctx;
 	const struct profile_mapping *m = NULL;
 	const struct sym_frame *f;
+	const char *comm;
 	struct sym_map sm;
 	char path[PATH_MAX];
 	unsigned int n = 0;
 
-	if (!(req->flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
+	/* Named after the thread it stands for, as it was last named. */
+	if ((req->flags & XP_FRAME_EXITED) && max && req->pc <= INT_MAX &&
+	    (comm = profile_thread_comm(r->p, (pid_t)req->pc, UINT64_MAX))) {
+		snprintf(r->label, sizeof(r->label), "[exited before a sample: %s]", comm);
+		labels[0] = r->label;
+		return 1;
+	}
+
+	if (!(req->flags & XP_FRAME_MARKERS))
 		m = profile_find_mapping(r->p, req->pid, req->t, req->addr);
 	if (m)
 		sm = (struct sym_map){m->start, m->end,	     m->offset,
@@ -420,7 +430,7 @@ static struct symbolizer *new_symbolizer(const struct report_opts *opts, const s
 void report_aggregate(const struct report_opts *opts, const struct profile *p,
 		      const struct agg_opts *ao, struct agg *a)
 {
-	struct resolver r = {p, new_symbolizer(opts, p), NULL};
+	struct resolver r = {p, new_symbolizer(opts, p), NULL, ""};
 
 	agg_build_opts(a, p, ao, resolve_frame, &r);
 	symbolizer_free(r.sym);
@@ -589,7 +599,7 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	run->base_title = NULL;
 	agg_init(&run->a);
 	run->ops = format_ops(opts->format);
-	run->r = (struct resolver){p, new_symbolizer(opts, p), NULL};
+	run->r = (struct resolver){p, new_symbolizer(opts, p), NULL, ""};
 	/* Absolute, so that the joined paths name files (the symbolizer reads only those). */
 	if (opts->symfs) {
 		run->symfs = realpath(opts->symfs, NULL);

@@ -19,7 +19,16 @@ enum xp_frame_flags {
 	XP_FRAME_SYSCALL = 1 << 1,   /* "pc" is a system call number: leaf of a blocked thread */
 	XP_FRAME_TRUNCATED = 1 << 2, /* marker at the root: the walk hit --max-depth */
 	XP_FRAME_CFI = 1 << 3,	     /* this frame's caller was found with CFI (diagnostics) */
+	/*
+	 * Marker at the leaf: "pc" is the tid of a thread or process that
+	 * ended before a sample of its own; the stack above is its creator's
+	 * where it was created, the sample's weight its CPU time.
+	 */
+	XP_FRAME_EXITED = 1 << 4,
 };
+
+/* The flags of frames whose "pc" is no address: nothing to look up for them. */
+#define XP_FRAME_MARKERS (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED | XP_FRAME_EXITED)
 
 /*
  * The most frames the recorder keeps in one stack (--max-depth's ceiling),

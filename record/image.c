@@ -153,7 +153,7 @@ void smp_image_note_stack(struct sampler *s, struct xp_process *p, struct smp_im
 		uint64_t pc;
 		struct xp_map *m;
 
-		if (flags[i] & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED))
+		if (flags[i] & XP_FRAME_MARKERS)
 			continue;
 		pc = xp_lookup_pc(pcs[i], flags[i]);
 		m = addrspace_find(&img->as, pc);

@@ -419,7 +419,7 @@ static struct agg_loc frame_loc(const struct profile *p, const struct agg_frame_
 {
 	struct agg_loc l = {.addr = req->addr, .flags = req->flags};
 
-	if (!(req->flags & (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED)))
+	if (!(req->flags & XP_FRAME_MARKERS))
 		l.map = profile_find_mapping(p, req->pid, req->t, l.addr);
 	return l;
 }

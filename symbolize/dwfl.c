@@ -134,6 +134,7 @@ struct symbolizer {
 	struct sym_entry *cache;
 	size_t nr_cache, cap_cache;
 	struct sym_frame truncated;
+	struct sym_frame exited;
 	struct jitsyms jit;
 	struct vdso_image *vdsos;
 	size_t nr_vdsos;
@@ -253,6 +254,8 @@ struct symbolizer *symbolizer_new(const struct sym_opts *opts)
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	s->truncated.kind = SYM_MARKER;
 	s->truncated.name = "[truncated]";
+	s->exited.kind = SYM_MARKER;
+	s->exited.name = "[exited before a sample]";
 	jitsyms_init(&s->jit);
 	return s;
 }
@@ -1486,6 +1489,8 @@ const struct sym_frame *symbolize_pc_at(struct symbolizer *s, pid_t pid, const s
 
 	if (frame_flags & XP_FRAME_TRUNCATED)
 		return &s->truncated;
+	if (frame_flags & XP_FRAME_EXITED)
+		return &s->exited;
 	if (frame_flags & XP_FRAME_SYSCALL) {
 		mod = SYSCALLS;
 		pid = 0;
