@@ -306,18 +306,25 @@ void common_print_summary(const struct sampler_opts *o, const struct sampler_sta
 			  const struct tracer *t, const char *output, uint64_t bytes)
 {
 	double secs = (double)st->duration_ns / 1e9;
-	char size[32], capture[160];
+	char size[32], capture[160], cpu[96] = "";
 
 	if (xp_quiet)
 		return;
+	/* What the profile accounts for beside what the traced tree used (sampler.h). */
+	if (o->mode == SAMPLER_CPU && st->tree_cpu_ns)
+		snprintf(cpu, sizeof(cpu), "; %.2f s of CPU in the profile, the tree used %.2f s",
+			 (double)st->weight_total / 1e9, (double)st->tree_cpu_ns / 1e9);
+	else if (o->mode == SAMPLER_CPU)
+		snprintf(cpu, sizeof(cpu), "; %.2f s of CPU in the profile",
+			 (double)st->weight_total / 1e9);
 	fprintf(stderr,
 		"xprof: %llu samples in %.2f s (%.1f/s, %llu Hz requested per thread, "
-		"%llu late ticks), %llu failed, %llu threads in %llu processes; "
+		"%llu late ticks), %llu failed, %llu threads in %llu processes%s; "
 		"stop p50 %.1f us, p99 %.1f us (held %.1f / %.1f us); wrote '%s' (%s)%s\n",
 		(unsigned long long)st->samples, secs, secs > 0 ? (double)st->samples / secs : 0.0,
 		(unsigned long long)o->freq_hz, (unsigned long long)st->late_ticks,
 		(unsigned long long)st->failed, (unsigned long long)t->threads_seen,
-		(unsigned long long)t->procs_seen,
+		(unsigned long long)t->procs_seen, cpu,
 		(double)schedule_hist_percentile(st->stop_hist, st->stop_ns_max, 50) / 1e3,
 		(double)schedule_hist_percentile(st->stop_hist, st->stop_ns_max, 99) / 1e3,
 		(double)schedule_hist_percentile(st->held_hist, st->held_ns_max, 50) / 1e3,
@@ -529,7 +536,9 @@ int common_run_open(struct common_run *r, const struct record_opts *ro, int argc
 		control_close(&r->ctl);
 		return -1;
 	}
-	tracer_init(&r->t, ro->no_follow ? 0 : TRACER_FOLLOW);
+	/* CPU mode counts the CPU time of threads at their exit (sampler.h, exit_ns). */
+	tracer_init(&r->t, (ro->no_follow ? 0 : TRACER_FOLLOW) |
+			       (ro->mode == SAMPLER_CPU ? TRACER_EXIT_STOPS : 0));
 	return 0;
 }
 

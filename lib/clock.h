@@ -9,6 +9,7 @@
 #define XPROF_LIB_CLOCK_H
 
 #include <stdint.h>
+#include <sys/time.h>
 #include <time.h>
 
 #define XP_NS_PER_SEC 1000000000ull
@@ -17,6 +18,12 @@
 static inline uint64_t xp_timespec_ns(const struct timespec *ts)
 {
 	return (uint64_t)ts->tv_sec * XP_NS_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
+/* @tv in ns. */
+static inline uint64_t xp_timeval_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * XP_NS_PER_SEC + (uint64_t)tv->tv_usec * 1000;
 }
 
 /* @ns as a struct timespec. */

@@ -144,7 +144,9 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now,
 		return x->schedstat_fd < 0;
 	}
 	x->seen_at = now;
-	if (cputime_due(&x->cpu, ss, now, s->period, s->o->kind == SAMPLER_ATTACH, weight))
+	/* Threads made while recording count from 0, those found by an attach from now. */
+	if (cputime_due(&x->cpu, ss, now, s->period, s->o->kind == SAMPLER_ATTACH && !x->born,
+			weight))
 		return true;
 	*unsure = cputime_due_if_running(&x->cpu, s->period, weight);
 	return *unsure;
@@ -567,6 +569,50 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		if (p->sweep)
 			swept(s, p, s->tick.procs[k]->pid, now);
 	}
+}
+
+uint64_t smp_exit_unaccounted(struct sampler *s, struct xp_thread *th)
+{
+	struct smp_thread *x = smp_thread_of(th);
+	struct procfs_sched ss;
+	struct smp_proc *p;
+
+	if (s->o->mode != SAMPLER_CPU || !s->loop.enabled)
+		return 0;
+	/* A thread found by an attach counts from its first read (cputime_due). */
+	if (!x->born && s->o->kind == SAMPLER_ATTACH && !x->cpu.init)
+		return 0;
+	if (read_schedstat(s, th, &ss))
+		return 0;
+	p = smp_proc_of(s, th->proc);
+	if (p->born)
+		proc_clock(p, th->proc->pid, &p->clock_at_exit);
+	return ss.cpu_ns > x->cpu.sampled_ns ? ss.cpu_ns - x->cpu.sampled_ns : 0;
+}
+
+uint64_t smp_proc_cpu_at_end(struct sampler *s, struct xp_process *p, const struct rusage *ru)
+{
+	struct smp_proc *x = smp_proc_of(s, p);
+	struct xp_thread *parent = tracer_find(s->tr, p->ppid);
+	uint64_t ns = 0, all;
+
+	/*
+	 * Its exit stops come before the kernel's work of its exit (its memory
+	 * unmapped, its files closed: ~40 us a /bin/true).  A process that its
+	 * parent has not waited for yet still has its clock, all of it.  Else
+	 * the rusage of its reaping has it, with the children it waited for,
+	 * which are known here when traced (all of them, as parents wait for
+	 * their children): without them.
+	 */
+	if (x->clock_ok <= 0 || xp_clock_read(x->clock, &ns) || ns < x->clock_at_exit) {
+		all = ru ? xp_timeval_ns(&ru->ru_utime) + xp_timeval_ns(&ru->ru_stime) : 0;
+		ns = all > x->children_ns ? all - x->children_ns : 0;
+		if (ns < x->clock_at_exit)
+			ns = x->clock_at_exit;
+	}
+	if (parent && parent->tid == p->ppid)
+		smp_proc_of(s, parent->proc)->children_ns += ns + x->children_ns;
+	return ns;
 }
 
 /*

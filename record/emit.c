@@ -15,8 +15,8 @@
  * live process: its process and thread records and the executable
  * mappings of its image ([vdso] image included), as at the start of an
  * attach.  Stacks are written to each part as its samples use them (the
- * writer skips repeats), so a stack seen in an earlier part is written
- * again in the first part that uses it.  Times stay those of the whole
+ * emitter keeps which ones each file has), so a stack seen in an earlier
+ * part is written again in the first part that uses it.  Times stay those of the whole
  * recording, so that parts reported together, or with --time, line up.
  */
 #include "sampler_int.h"
@@ -25,6 +25,7 @@
 #include "jitmap.h"
 #include "module.h"
 #include "procfs.h"
+#include "u64set.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -34,6 +35,12 @@
 void emit_init(struct sampler *s, struct df_writer *w)
 {
 	s->emit.w = w;
+}
+
+void emit_release(struct sampler *s)
+{
+	xp_u64set_release(&s->emit.stacks);
+	free(s->emit.acc);
 }
 
 /* @ret of a write: a failure ends the recording.  Whether it failed. */
@@ -69,6 +76,11 @@ void emit_thread(struct sampler *s, struct xp_thread *th, uint64_t t, const char
 		procfs_comm(th->proc->pid, th->tid, e->comm, sizeof(e->comm));
 	if (!failed(s, df_write_thread(s->emit.w, t, th->proc->pid, th->tid, e->comm)))
 		e->described = true;
+}
+
+void emit_thread_gone(struct sampler *s, pid_t pid, pid_t tid, uint64_t t, const char *comm)
+{
+	failed(s, df_write_thread(s->emit.w, t, pid, tid, comm));
 }
 
 /*
@@ -138,10 +150,9 @@ void emit_new_maps(struct sampler *s, pid_t pid, const struct smp_image *img, ui
 }
 
 void emit_stack(struct sampler *s, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
-		uint32_t nr, bool is_new)
+		uint32_t nr)
 {
-	/* After a switch, a known stack may be new to this part's file (which skips repeats). */
-	if (is_new || s->emit.parts)
+	if (xp_u64set_add(&s->emit.stacks, id))
 		failed(s, df_write_stack(s->emit.w, id, pcs, flags, nr));
 }
 
@@ -152,6 +163,64 @@ void emit_sample(struct sampler *s, uint64_t t, pid_t pid, pid_t tid, uint64_t s
 		return;
 	s->st->samples++;
 	s->st->weight_total += weight;
+}
+
+/* The accrual of (@pid, @id): its slot, free (pid 0) if there is none yet. */
+static struct emit_accrual *accrual_of(struct emitter *e, pid_t pid, uint64_t id)
+{
+	size_t j = (size_t)xp_mix64(id ^ ((uint64_t)(uint32_t)pid << 40)) & (e->acc_cap - 1);
+
+	while (e->acc[j].pid && (e->acc[j].pid != pid || e->acc[j].stack_id != id))
+		j = (j + 1) & (e->acc_cap - 1);
+	return &e->acc[j];
+}
+
+void emit_accrue(struct sampler *s, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
+		 bool any_pid, uint64_t weight)
+{
+	struct emitter *e = &s->emit;
+	struct emit_accrual *a;
+	pid_t sample_pid = pid;
+
+	if (any_pid)
+		pid = -1; /* one accrual for all processes */
+	if ((e->acc_nr + 1) * 4 > e->acc_cap * 3) {
+		struct emit_accrual *old = e->acc;
+		size_t cap = e->acc_cap, i;
+
+		e->acc_cap = cap ? cap * 2 : 64;
+		e->acc = xp_calloc(e->acc_cap, sizeof(*e->acc));
+		for (i = 0; i < cap; i++)
+			if (old[i].pid)
+				*accrual_of(e, old[i].pid, old[i].stack_id) = old[i];
+		free(old);
+	}
+	a = accrual_of(e, pid, stack_id);
+	if (!a->pid) {
+		*a = (struct emit_accrual){.pid = pid, .stack_id = stack_id};
+		e->acc_nr++;
+	}
+	a->sample_pid = sample_pid;
+	a->tid = tid;
+	a->t = t;
+	a->weight += weight;
+	if (a->weight >= s->period) {
+		emit_sample(s, a->t, a->sample_pid, a->tid, a->stack_id, a->weight);
+		a->weight = 0;
+	}
+}
+
+void emit_accrued(struct sampler *s)
+{
+	struct emitter *e = &s->emit;
+	size_t i;
+
+	for (i = 0; i < e->acc_cap; i++)
+		if (e->acc[i].pid && e->acc[i].weight)
+			emit_sample(s, e->acc[i].t, e->acc[i].sample_pid, e->acc[i].tid,
+				    e->acc[i].stack_id, e->acc[i].weight);
+	memset(e->acc, 0, e->acc_cap * sizeof(*e->acc));
+	e->acc_nr = 0;
 }
 
 void emit_exit(struct sampler *s, uint64_t t, pid_t pid, pid_t tid, int status)
@@ -255,6 +324,9 @@ void emit_stats(struct sampler *s)
 	    {"stop_ns_total", st->stop_ns_total},
 	    {"target_wait_ns", st->target_wait_ns},
 	    {"xprof_cpu_ns", st->xprof_cpu_ns},
+	    {"exit_ns", st->exit_ns},
+	    {"origins", st->origins},
+	    {"tree_cpu_ns", st->tree_cpu_ns},
 	    {"stack_bytes_copied", st->stack_bytes_copied},
 	    {"irq_same_cpu", st->irq_same_cpu},
 	    {"cpu_moves", st->cpu_moves},
@@ -306,6 +378,7 @@ static void end_part(struct sampler *s, uint64_t now)
 	unsigned long i;
 
 	emit_thread_names(s);
+	emit_accrued(s);
 	for (i = 0; i < t->nprocs; i++)
 		if (!t->procs[i]->exited)
 			emit_jit(s, t->procs[i]);
@@ -358,6 +431,7 @@ void emit_switch_part(struct sampler *s, uint64_t now)
 		return;
 	}
 	e->w = w;
+	xp_u64set_release(&e->stacks); /* the new file has none */
 	e->parts++;
 	e->part_start = now;
 	e->part_sampled = smp_sampled_ns(s, now);

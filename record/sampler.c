@@ -11,6 +11,7 @@
 #include "ctl.h"
 #include "datafile.h"
 #include "err.h"
+#include "procfs.h"
 #include "schedule.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -100,7 +102,8 @@ static struct smp_work *add_work(struct sampler *s, enum smp_work_kind kind,
  * A thread or process exited (@ev) at @t: the end of the root ends the
  * recording; its record, and a process's JIT symbols, are work for later.
  */
-static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64_t t)
+static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64_t t,
+			const struct rusage *ru)
 {
 	struct smp_work *w = add_work(s, SMP_WORK_EXIT, ev->proc, ev->tid, t);
 
@@ -111,6 +114,24 @@ static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64
 
 		stackcopy_close(&x->mem);
 		x->img->retired = true;
+		/* The kernel's work past its threads' exit stops: seen only in its clock. */
+		/*
+		 * Else under the process itself: the kernel's work past its
+		 * threads' exit stops, which its clock alone shows.
+		 */
+		if (x->born && s->o->mode == SAMPLER_CPU) {
+			uint64_t total = smp_proc_cpu_at_end(s, ev->proc, ru);
+
+			if (!x->leader_exit.pending)
+				smp_exit_note_of(ev->proc, 0, t, &x->leader_exit);
+			if (total > x->accounted_ns) {
+				x->leader_exit.weight += total - x->accounted_ns;
+				s->st->exit_ns += total - x->accounted_ns;
+				x->accounted_ns = total;
+			}
+		}
+		smp_queue_note(s, &x->leader_exit);
+		x->born = false;
 	}
 	if (ev->tid == s->tr->root && s->o->kind == SAMPLER_RECORD) {
 		s->loop.stopping = true;
@@ -160,6 +181,7 @@ static void describe_new(struct sampler *s, const struct tracer_event *ev, uint6
 		struct smp_proc *cx = smp_proc_of(s, ev->child->proc);
 
 		ev->child->proc->ppid = p->pid;
+		cx->born = s->loop.enabled;
 		if (!cx->describe_queued) {
 			add_work(s, SMP_WORK_PROCESS, ev->child->proc, 0, t);
 			cx->describe_queued = true;
@@ -226,6 +248,31 @@ static void do_some_work(struct sampler *s, unsigned long max)
 }
 
 /*
+ * CPU mode, in the exit stop of @th at @t: the CPU time its samples have
+ * not covered goes into the profile (smp_exit_note says where), so that
+ * short lives are not lost: a thread or process that lives between two
+ * ticks gets no sample.
+ */
+static void account_exit(struct sampler *s, struct xp_thread *th, uint64_t t)
+{
+	struct smp_proc *px = smp_proc_of(s, th->proc);
+	uint64_t left = smp_exit_unaccounted(s, th);
+	struct smp_exit_note n;
+
+	smp_exit_note(s, th, left, t, &n);
+	px->accounted_ns += left;
+	s->st->exit_ns += left;
+	/*
+	 * A leader never sampled: what the process's end shows besides goes
+	 * with it (a short process's exit, in all, under where it was made).
+	 */
+	if (th->tid == th->proc->pid && n.kind == SMP_RAW_EXITED)
+		px->leader_exit = n;
+	else
+		smp_queue_note(s, &n);
+}
+
+/*
  * The stop @ev of a thread, seen at @t: sample it if one was @wanted,
  * settle what the sample weighs, resume it, leave what is new as work.
  */
@@ -259,6 +306,13 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 	settled = r && s->o->mode == SAMPLER_CPU;
 	if (settled && !smp_settle_weight(s, th, r, smp_now(s)))
 		smp_drop_last(s, r);
+	else if (settled)
+		smp_proc_of(s, th->proc)->accounted_ns += r->weight;
+	if (ev->exiting)
+		account_exit(s, th, t);
+	/* Where a new thread or process comes from, for its CPU time if it ends unsampled. */
+	if (ev->child && !smp_thread_of(ev->child)->born && s->o->mode == SAMPLER_CPU)
+		smp_take_origin(s, th, ev->child);
 	if (tracer_finish_stop(s->tr, ev))
 		xp_debug(1, "cannot resume tid %d: %s", (int)th->tid, strerror(errno));
 	resumed = smp_now(s);
@@ -275,7 +329,7 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 }
 
 /* Returns whether this was the stop of one of our interrupts. */
-static bool handle_status(struct sampler *s, pid_t tid, int status)
+static bool handle_status(struct sampler *s, pid_t tid, int status, const struct rusage *ru)
 {
 	struct xp_thread *th = tracer_find(s->tr, tid);
 	struct tracer_event ev;
@@ -287,7 +341,7 @@ static bool handle_status(struct sampler *s, pid_t tid, int status)
 	if (ev.kind == TEV_EXIT) {
 		if (ev.interrupt)
 			s->st->failed++;
-		handle_exit(s, &ev, t);
+		handle_exit(s, &ev, t, ru);
 	} else if (ev.kind == TEV_STOP && ev.th) {
 		handle_stop(s, &ev, ev.interrupt, t);
 	}
@@ -375,12 +429,13 @@ static int setup_fds(struct sampler *s)
 static void drain_waits(struct sampler *s, bool *none_left, unsigned int max)
 {
 	unsigned int n = 0;
+	struct rusage ru;
 	pid_t tid = 0;
 	int status;
 
 	*none_left = false;
-	while (n < max && (tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
-		if (!handle_status(s, tid, status))
+	while (n < max && (tid = wait4(-1, &status, __WALL | WNOHANG, &ru)) > 0)
+		if (!handle_status(s, tid, status, &ru))
 			n++;
 	if (tid < 0 && errno == ECHILD)
 		*none_left = true;
@@ -396,6 +451,7 @@ static void drain_waits(struct sampler *s, bool *none_left, unsigned int max)
 static void spin_for_stops(struct sampler *s)
 {
 	uint64_t deadline;
+	struct rusage ru;
 	int status;
 	pid_t tid;
 
@@ -418,9 +474,9 @@ static void spin_for_stops(struct sampler *s)
 		return;
 	deadline = xp_now_ns() + s->o->spin_ns;
 	while (s->tr->interrupts_pending && !s->loop.stopping) {
-		tid = waitpid(-1, &status, __WALL | WNOHANG);
+		tid = wait4(-1, &status, __WALL | WNOHANG, &ru);
 		if (tid > 0) {
-			handle_status(s, tid, status);
+			handle_status(s, tid, status, &ru);
 			continue;
 		}
 		if (tid < 0 && errno != EINTR)
@@ -452,6 +508,7 @@ static void collect_stops(struct sampler *s, struct xp_thread **ths, unsigned lo
 	uint64_t end = xp_now_ns() + ns, now;
 	struct pollfd pfd = {s->loop.sigfd, POLLIN, 0};
 	struct timespec ts;
+	struct rusage ru;
 	unsigned long i, left;
 	int status;
 	pid_t tid;
@@ -465,14 +522,14 @@ static void collect_stops(struct sampler *s, struct xp_thread **ths, unsigned lo
 				ths[i] = NULL;
 				continue;
 			}
-			tid = waitpid(ths[i]->tid, &status, __WALL | WNOHANG);
+			tid = wait4(ths[i]->tid, &status, __WALL | WNOHANG, &ru);
 			if (tid == 0 || (tid < 0 && errno == EINTR)) {
 				left++;
 				continue;
 			}
 			ths[i] = NULL; /* its exit may free it */
 			if (tid > 0)
-				handle_status(s, tid, status);
+				handle_status(s, tid, status, &ru);
 		}
 		now = xp_now_ns();
 		if (!left || s->loop.stopping)
@@ -511,8 +568,14 @@ static void set_enabled(struct sampler *s, bool on, uint64_t now)
 	s->loop.enabled = on;
 	emit_mark(s, now, on ? DF_MARK_ENABLE : DF_MARK_DISABLE, "");
 	if (!on) {
+		struct tracer *t = s->tr;
+		unsigned long i;
+
 		s->loop.sampled_ns += now - s->loop.enabled_at;
 		arm_timer_at(s, 0);
+		/* What runs unsampled now is no process's rest at its end. */
+		for (i = 0; i < t->nprocs; i++)
+			smp_proc_of(s, t->procs[i])->born = false;
 		return;
 	}
 	if (!s->loop.was_enabled) {
@@ -698,6 +761,9 @@ static void start(struct sampler *s)
 	s->loop.slack = ctl_min_timer_slack();
 	xp_debug(1, "open files: up to %lu", ctl_raise_nofile());
 	s->loop.start_cpu = xp_cpu_ns();
+	if (s->o->kind == SAMPLER_ATTACH && t->nprocs &&
+	    !procfs_tree_ticks(t->procs[0]->pid, &s->loop.tree_ticks))
+		s->loop.tree_pid = t->procs[0]->pid;
 	smp_irq_start(s);
 	if (s->o->delay_ns || s->o->start_disabled) {
 		emit_mark(s, 0, DF_MARK_DISABLE, "");
@@ -706,8 +772,35 @@ static void start(struct sampler *s)
 		return;
 	}
 	s->loop.enabled = s->loop.was_enabled = true;
+	/* A launched command is sampled from its start: all its CPU time counts. */
+	for (i = 0; i < t->nprocs; i++)
+		smp_proc_of(s, t->procs[i])->born = s->o->kind == SAMPLER_RECORD;
 	s->loop.next_k = 1;
 	arm_timer(s);
+}
+
+/*
+ * The CPU time the traced tree used while recording, 0 when not known: a
+ * launched command's from getrusage once it has ended (its descendants'
+ * as far as their parents waited for them, as time(1) shows); an attached
+ * process's and its waited-for children's from /proc, at the clock ticks'
+ * grain, while it lives.
+ */
+static uint64_t tree_cpu_ns(struct sampler *s)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	struct rusage ru;
+	uint64_t ticks;
+
+	if (s->o->kind == SAMPLER_RECORD) {
+		if (!s->tr->root_done || getrusage(RUSAGE_CHILDREN, &ru))
+			return 0;
+		return xp_timeval_ns(&ru.ru_utime) + xp_timeval_ns(&ru.ru_stime);
+	}
+	if (!s->loop.tree_pid || tck <= 0 || procfs_tree_ticks(s->loop.tree_pid, &ticks) ||
+	    ticks < s->loop.tree_ticks)
+		return 0;
+	return (ticks - s->loop.tree_ticks) * (XP_NS_PER_SEC / (uint64_t)tck);
 }
 
 /* After the loop: collect what is left, detach, write the statistics.  0 or -1. */
@@ -728,15 +821,23 @@ static int finish(struct sampler *s)
 		ctl_drop_priority();
 	ctl_set_timer_slack(s->loop.slack);
 	drain_waits(s, &none_left, UINT_MAX);
+	/* Leaders whose exit stop came and whose end did not yet. */
+	for (i = 0; i < t->nprocs; i++)
+		smp_queue_note(s, &smp_proc_of(s, t->procs[i])->leader_exit);
 	do_some_work(s, ULONG_MAX);
 	smp_drain_queue(s);
+	emit_accrued(s);
 	emit_thread_names(s);
 	status_line(s, true);
 	for (i = 0; i < t->nprocs; i++)
 		if (!t->procs[i]->exited)
 			emit_jit(s, t->procs[i]);
+	if (s->o->mode == SAMPLER_CPU && s->o->kind == SAMPLER_ATTACH)
+		s->st->tree_cpu_ns = tree_cpu_ns(s);
 	if (tracer_detach_all(t))
 		xp_warn("could not detach cleanly from every thread");
+	if (s->o->mode == SAMPLER_CPU && s->o->kind == SAMPLER_RECORD)
+		s->st->tree_cpu_ns = tree_cpu_ns(s);
 	smp_images_save(s, &s->st->capture);
 	emit_stats(s);
 	emit_flush(s);
@@ -761,6 +862,7 @@ static void release(struct sampler *s)
 			smp_image_put(s->loop.work[i].img);
 	free(s->loop.work);
 	smp_images_release(s);
+	emit_release(s);
 	smp_queue_release(s); /* after the images, which use its modules */
 	smp_tick_release(s);
 	smp_irq_release(s);

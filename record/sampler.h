@@ -3,13 +3,27 @@
  * The sampler: the event loop of a recording.  A timerfd ticks at the
  * requested rate with random jitter (so periodic work in the target does
  * not alias with the samples, as in py-spy's timer.rs); each tick interrupts
- * every thread that is due, and each resulting stop is used at once: one
- * register read, one bulk copy of the stack (stackcopy.h), resume.  Stacks
- * are unwound on the copies after the threads run again, interned, and
- * written with their samples.  Every ptrace event (clone, fork, exec, exit,
- * signals, group-stops) is handled in the same loop: a pending interrupt
- * is consumed by whatever other ptrace stop comes first, so waiting for
- * "the" interrupt stop of one thread could wait forever.
+ * the threads that are due (those that ran since their last sample, in
+ * CPU mode), and each resulting stop is used at once: one register read,
+ * one bulk copy of the stack (stackcopy.h), resume.  Every ptrace event
+ * (clone, fork, exec, exit, signals, group-stops) is handled in the same
+ * loop: a pending interrupt is consumed by whatever other ptrace stop
+ * comes first, so waiting for "the" interrupt stop of one thread could
+ * wait forever.
+ *
+ * Nothing is held while the books are kept.  A stop does only what needs
+ * the stop (registers, the stack copy, the thread's counters); what an
+ * event shows new (a process, a thread, an image, an exit) is work that
+ * the loop does once no interrupt is outstanding (or once it is a period
+ * old), then the copies are unwound, interned and written, each in the
+ * image of its process it was taken in.  t5011 holds a busy process's
+ * stops to this beside a fork/exec storm; each of these steps costs in
+ * proportion to its own process, never to the length of the recording
+ * (t9107).
+ *
+ * In CPU mode every CPU second of the traced tree is in the profile:
+ * threads and processes are counted at their exit for what their samples
+ * did not cover (record/sampler.c, account_exit; t5010).
  *
  * Prints only through err.h and the optional status line.  Not thread-safe.
  */
@@ -105,6 +119,9 @@ struct sampler_stats {
 	uint64_t reused;  /* wall mode: samples of still-blocked threads taken without a stop */
 	uint64_t duration_ns; /* how long sampling ran (pauses and --delay not included) */
 	uint64_t weight_total;
+	uint64_t exit_ns;     /* CPU time found at threads' exits that no sample had covered */
+	uint64_t origins;     /* creators' stacks copied as they made a thread or process */
+	uint64_t tree_cpu_ns; /* CPU time the traced tree used while recording, 0: not known */
 	uint64_t stacks;
 	uint64_t stop_hist[SCHEDULE_HIST_SIZE]; /* interrupt -> resume (schedule.h) */
 	uint64_t stop_ns_max;

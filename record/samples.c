@@ -9,10 +9,12 @@
 #include "sampler_int.h"
 #include "clock.h"
 #include "err.h"
+#include "hash.h"
 #include "memread.h"
 #include "schedule.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +48,8 @@ struct smp_proc *smp_proc_of(struct sampler *s, struct xp_process *p)
 		x = xp_calloc(1, sizeof(*x));
 		stackcopy_init(&x->mem, p->pid);
 		x->img = smp_image_new(s, p->pid);
+		/* Launched and sampled from its start: all its CPU time counts. */
+		x->born = s->o->kind == SAMPLER_RECORD && s->loop.enabled;
 		p->priv = x;
 	}
 	return x;
@@ -134,7 +138,7 @@ void smp_queue_release(struct sampler *s)
 		smp_image_put(q->q[i].img);
 	for (i = 0; i < q->alloc; i++)
 		free(q->q[i].copy);
-	XP_FREE_ALL(q->q, q->pcs, q->flags);
+	XP_FREE_ALL(q->q, q->pcs, q->flags, q->markers);
 	stacktab_release(&q->stacks);
 	unwinder_free(q->unw);
 	/* After every image, which uses its modules: the processes' are put already. */
@@ -165,22 +169,51 @@ static size_t copy_size(struct sampler *s, struct xp_thread *th, uint32_t need)
 	return stackcopy_reach(&smp_thread_of(th)->copy, hint, s->o->stack_bytes, need);
 }
 
+/* Read @th's registers into @r.  0, or -1 (counted as a failed sample). */
+static int read_regs(struct sampler *s, struct xp_thread *th, struct raw_sample *r)
+{
+	int e = s->arch->regs_read(th->tid, &r->regs);
+
+	if (e) {
+		s->st->failed++;
+		xp_debug(2, "cannot read registers of tid %d: %s", (int)th->tid, strerror(-e));
+		return -1;
+	}
+	return 0;
+}
+
+/* Copy @th's stack into @r, whose registers are read, and queue it as a @kind of @weight at @t. */
+static void copy_stack(struct sampler *s, struct xp_thread *th, struct raw_sample *r,
+		       enum smp_raw_kind kind, uint64_t weight, uint64_t t)
+{
+	struct smp_thread *x = smp_thread_of(th);
+	struct smp_proc *p = smp_proc_of(s, th->proc);
+	uint64_t sp = xp_regs_get(&r->regs, s->arch->dwarf.sp);
+	uint32_t need = stackcopy_need(&x->copy, sp, s->o->stack_bytes);
+
+	r->len = stackcopy_take(&p->mem, r->copy, copy_size(s, th, need), sp, need);
+	r->kind = kind;
+	r->seq = ++s->queue.seq ? s->queue.seq : ++s->queue.seq; /* 0 is none */
+	r->proc = th->proc;
+	r->img = smp_image_get(p->img);
+	r->tid = th->tid;
+	r->t = t;
+	r->weight = weight;
+	r->sys_nr = kind == SMP_RAW_SAMPLE ? x->blocked_nr : -1;
+	r->sys_sp = (int64_t)x->last_sys_sp;
+	r->sys_pc = (int64_t)x->last_sys_pc;
+	s->st->stack_bytes_copied += r->len;
+	s->queue.nq++;
+}
+
 struct raw_sample *smp_take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight,
 				   uint64_t t)
 {
 	struct raw_sample *r = queue_slot(s);
 	struct smp_thread *x = smp_thread_of(th);
-	struct smp_proc *p = smp_proc_of(s, th->proc);
-	uint32_t need;
-	uint64_t sp;
-	int e;
 
-	e = s->arch->regs_read(th->tid, &r->regs);
-	if (e) {
-		s->st->failed++;
-		xp_debug(2, "cannot read registers of tid %d: %s", (int)th->tid, strerror(-e));
+	if (read_regs(s, th, r))
 		return NULL;
-	}
 	/*
 	 * A stop in the middle of a blocking call makes the kernel continue it
 	 * as restart_syscall once resumed: remember which call that is.
@@ -192,27 +225,128 @@ struct raw_sample *smp_take_sample(struct sampler *s, struct xp_thread *th, uint
 		s->st->dropped_blocked++;
 		return NULL;
 	}
-	sp = xp_regs_get(&r->regs, s->arch->dwarf.sp);
-	need = stackcopy_need(&x->copy, sp, s->o->stack_bytes);
-	r->len = stackcopy_take(&p->mem, r->copy, copy_size(s, th, need), sp, need);
-	r->proc = th->proc;
-	r->img = smp_image_get(p->img);
-	r->tid = th->tid;
-	r->t = t;
-	r->weight = weight;
-	r->sys_nr = x->blocked_nr;
-	r->sys_sp = (int64_t)x->last_sys_sp;
-	r->sys_pc = (int64_t)x->last_sys_pc;
-	s->st->stack_bytes_copied += r->len;
-	s->queue.nq++;
+	copy_stack(s, th, r, SMP_RAW_SAMPLE, weight, t);
+	r->prev_seq = x->last_seq;
+	x->last_seq = r->seq;
 	return r;
+}
+
+/* Whether copy @seq is still among those whose stack is kept (or will be, once unwound). */
+static bool seen_kept(const struct smp_queue *q, uint32_t seq)
+{
+	return seq && q->seq - seq < SMP_SEEN;
+}
+
+/*
+ * A creator that makes threads or processes in a loop does so from the
+ * same place each time: where its registers are those of its last copy,
+ * the child shares that copy's origin, and costs one register read.
+ */
+void smp_take_origin(struct sampler *s, struct xp_thread *creator, struct xp_thread *child)
+{
+	struct smp_thread *x = smp_thread_of(creator), *c = smp_thread_of(child);
+	struct raw_sample *r = queue_slot(s);
+	uint64_t pc, sp, fp;
+
+	c->born = true;
+	c->origin_proc = creator->proc;
+	c->origin_tid = creator->tid;
+	if (!creator->proc->execed || read_regs(s, creator, r))
+		return;
+	pc = xp_regs_get(&r->regs, s->arch->dwarf.pc);
+	sp = xp_regs_get(&r->regs, s->arch->dwarf.sp);
+	fp = xp_regs_get(&r->regs, s->arch->dwarf.fp);
+	if (pc == x->made_pc && sp == x->made_sp && fp == x->made_fp &&
+	    seen_kept(&s->queue, x->made_seq)) {
+		c->origin_seq = x->made_seq;
+		return;
+	}
+	copy_stack(s, creator, r, SMP_RAW_ORIGIN, 0, smp_now(s));
+	s->st->origins++;
+	x->made_seq = c->origin_seq = r->seq;
+	x->made_pc = pc;
+	x->made_sp = sp;
+	x->made_fp = fp;
+}
+
+void smp_exit_note(struct sampler *s, struct xp_thread *th, uint64_t weight, uint64_t t,
+		   struct smp_exit_note *n)
+{
+	struct smp_thread *x = smp_thread_of(th);
+	/* Under its creator where known, else under itself. */
+	bool origin = x->origin_seq && x->origin_proc;
+
+	*n = (struct smp_exit_note){.pending = true, .weight = weight, .t = t};
+	/*
+	 * Its last sample is unwound already (its stack known), or queued
+	 * still (its stack in smp_queue.seen by the time this is unwound).
+	 */
+	if (x->cpu.sampled_ns && x->last_seq &&
+	    (x->last_walked_seq == x->last_seq || seen_kept(&s->queue, x->last_seq))) {
+		n->kind = SMP_RAW_TAIL;
+		n->seq = x->last_seq;
+		n->stack_id = x->last_walked_seq == x->last_seq ? x->last_walked_id : 0;
+		n->proc = th->proc;
+		n->tid = th->tid;
+		return;
+	}
+	n->kind = SMP_RAW_EXITED;
+	n->seq = origin ? x->origin_seq : 0;
+	n->proc = origin ? x->origin_proc : th->proc;
+	n->tid = origin ? x->origin_tid : th->tid;
+	n->exited_pid = th->proc->pid;
+	n->exited_tid = th->tid;
+	/* Its name: its own once known, else its process's (a new thread's is its creator's). */
+	snprintf(n->exited_comm, sizeof(n->exited_comm), "%.15s",
+		 x->em.described ? x->em.comm : th->proc->comm);
+}
+
+void smp_exit_note_of(struct xp_process *p, uint64_t weight, uint64_t t, struct smp_exit_note *n)
+{
+	*n = (struct smp_exit_note){.pending = true,
+				    .kind = SMP_RAW_EXITED,
+				    .proc = p,
+				    .tid = p->pid,
+				    .exited_pid = p->pid,
+				    .exited_tid = p->pid,
+				    .weight = weight,
+				    .t = t};
+	snprintf(n->exited_comm, sizeof(n->exited_comm), "%.15s", p->comm);
+}
+
+void smp_queue_note(struct sampler *s, struct smp_exit_note *n)
+{
+	struct raw_sample *r;
+
+	if (!n->pending || !n->weight)
+		return;
+	r = queue_slot(s);
+	r->kind = n->kind;
+	r->seq = n->seq;
+	r->stack_id = n->stack_id;
+	r->proc = n->proc;
+	r->img = smp_image_get(smp_proc_of(s, n->proc)->img);
+	r->tid = n->tid;
+	r->exited_pid = n->exited_pid;
+	r->exited_tid = n->exited_tid;
+	memcpy(r->exited_comm, n->exited_comm, sizeof(r->exited_comm));
+	r->t = n->t;
+	r->weight = n->weight;
+	r->len = 0;
+	r->sys_nr = -1;
+	s->queue.nq++;
+	n->pending = false;
 }
 
 void smp_drop_last(struct sampler *s, struct raw_sample *r)
 {
 	struct smp_queue *q = &s->queue;
+	struct xp_thread *th;
 
 	if (q->nq > q->head && r == &q->q[q->nq - 1]) {
+		th = tracer_find(s->tr, r->tid);
+		if (th && smp_thread_of(th)->last_seq == r->seq)
+			smp_thread_of(th)->last_seq = r->prev_seq;
 		smp_image_put(r->img);
 		q->nq--;
 	}
@@ -263,11 +397,82 @@ static void note_walk(struct sampler *s, const struct raw_sample *r, const struc
 		stackcopy_resize(&x->copy, &smp_proc_of(s, th->proc)->copy_hint, sp, m->hi,
 				 m->live_reads != 0, s->o->stack_bytes);
 	emit_check_name(s, th, r->t);
+	x->last_walked_seq = r->seq;
+	x->last_walked_id = id;
 	x->last_stack_id = r->sys_nr >= 0 ? id : 0;
 	x->last_stack_part = s->emit.parts;
 	x->last_sys_nr = r->sys_nr;
 	x->last_sys_sp = (uint64_t)r->sys_sp;
 	x->last_sys_pc = (uint64_t)r->sys_pc;
+}
+
+/* The marker slot of (@origin, @comm): its own, or a free one for it. */
+static struct smp_marker *marker_of(struct smp_queue *q, uint64_t origin, const char *comm)
+{
+	size_t j = (size_t)xp_mix64(origin ^ xp_hash_str(comm)) & (q->markers_cap - 1);
+
+	while (q->markers[j].stack_id &&
+	       (q->markers[j].origin != origin || strcmp(q->markers[j].comm, comm)))
+		j = (j + 1) & (q->markers_cap - 1);
+	return &q->markers[j];
+}
+
+static struct smp_marker *marker_get(struct smp_queue *q, uint64_t origin, const char *comm)
+{
+	if ((q->markers_nr + 1) * 4 > q->markers_cap * 3) {
+		struct smp_marker *old = q->markers;
+		size_t cap = q->markers_cap, i;
+
+		q->markers_cap = cap ? cap * 2 : 64;
+		q->markers = xp_calloc(q->markers_cap, sizeof(*q->markers));
+		for (i = 0; i < cap; i++)
+			if (old[i].stack_id)
+				*marker_of(q, old[i].origin, old[i].comm) = old[i];
+		free(old);
+	}
+	return marker_of(q, origin, comm);
+}
+
+/*
+ * The CPU time of a thread that exited unsampled, under its origin: the
+ * origin's frames with a marker at the leaf that the report names after
+ * the thread (a record of it is written with the marker).  Threads of one
+ * name from one origin share one such stack.
+ */
+static void unwind_exited(struct sampler *s, struct raw_sample *r)
+{
+	struct smp_queue *q = &s->queue;
+	const struct smp_seen *o = &q->seen[r->seq % SMP_SEEN];
+	uint64_t origin = r->seq && o->seq == r->seq ? o->stack_id : 0;
+	struct smp_marker *mk = marker_get(q, origin, r->exited_comm);
+	const uint64_t *pcs;
+	const uint8_t *flags;
+	uint32_t nr = 0;
+	bool is_new;
+
+	if (!mk->stack_id) {
+		if (origin)
+			nr = stacktab_get(&q->stacks, origin, &pcs, &flags);
+		if (nr > s->o->max_depth)
+			nr = s->o->max_depth;
+		q->pcs[0] = (uint64_t)r->exited_tid;
+		q->flags[0] = XP_FRAME_EXITED;
+		if (nr) {
+			memcpy(q->pcs + 1, pcs, nr * sizeof(*pcs));
+			memcpy(q->flags + 1, flags, nr);
+		}
+		*mk = (struct smp_marker){origin, 0, r->exited_tid, ""};
+		memcpy(mk->comm, r->exited_comm, sizeof(mk->comm));
+		mk->stack_id = stacktab_intern(&q->stacks, q->pcs, q->flags, nr + 1, &is_new);
+		q->markers_nr++;
+		if (is_new)
+			s->st->stacks++;
+		emit_thread_gone(s, r->exited_pid, r->exited_tid, r->t, r->exited_comm);
+	}
+	nr = stacktab_get(&q->stacks, mk->stack_id, &pcs, &flags);
+	smp_image_note_stack(s, r->proc, r->img, mk->stack_id, pcs, flags, nr);
+	emit_stack(s, mk->stack_id, pcs, flags, nr);
+	emit_accrue(s, r->t, r->proc->pid, r->tid, mk->stack_id, !origin, r->weight);
 }
 
 static void unwind_one(struct sampler *s, struct raw_sample *r)
@@ -278,6 +483,30 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 	uint64_t id;
 	bool is_new, left;
 
+	if (r->kind == SMP_RAW_EXITED) {
+		unwind_exited(s, r);
+		return;
+	}
+	if (r->kind == SMP_RAW_TAIL) {
+		const struct smp_seen *o = &q->seen[r->seq % SMP_SEEN];
+		uint64_t last = r->stack_id ? r->stack_id : o->seq == r->seq ? o->stack_id : 0;
+		const uint64_t *pcs;
+		const uint8_t *flags;
+
+		/* A sample dropped since (settled as too small) left no stack: fall back. */
+		if (!(nr = stacktab_get(&q->stacks, last, &pcs, &flags))) {
+			r->kind = SMP_RAW_EXITED;
+			r->seq = 0;
+			r->exited_pid = r->proc->pid;
+			r->exited_tid = r->tid;
+			snprintf(r->exited_comm, sizeof(r->exited_comm), "%.15s", r->proc->comm);
+			unwind_exited(s, r);
+			return;
+		}
+		emit_stack(s, last, pcs, flags, nr);
+		emit_accrue(s, r->t, r->proc->pid, r->tid, last, false, r->weight);
+		return;
+	}
 	smp_image_check_pc(s, r);
 	nr = walk(s, r, &m, &left);
 	/*
@@ -292,11 +521,15 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 		smp_image_reloaded(r->img, !left);
 	}
 	id = stacktab_intern(&q->stacks, q->pcs, q->flags, nr, &is_new);
-	smp_image_note_stack(s, r->proc, r->img, id, q->pcs, q->flags, nr);
-	note_walk(s, r, &m, id);
 	if (is_new)
 		s->st->stacks++;
-	emit_stack(s, id, q->pcs, q->flags, nr, is_new);
+	/* Kept for the raw samples that refer to it (an origin is written with them). */
+	q->seen[r->seq % SMP_SEEN] = (struct smp_seen){r->seq, id};
+	if (r->kind == SMP_RAW_ORIGIN)
+		return;
+	smp_image_note_stack(s, r->proc, r->img, id, q->pcs, q->flags, nr);
+	note_walk(s, r, &m, id);
+	emit_stack(s, id, q->pcs, q->flags, nr);
 	emit_sample(s, r->t, r->proc->pid, r->tid, id, r->weight);
 }
 

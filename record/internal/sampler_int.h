@@ -29,6 +29,7 @@
 #include "u64set.h"
 #include "arch.h"
 
+#include <sys/resource.h>
 #include <time.h>
 
 /* What the emitter (emit.c) keeps of a thread: written by emit.c alone. */
@@ -61,6 +62,22 @@ struct smp_thread {
 	unsigned int last_stack_part; /* the part (emitter.parts) whose file has that stack */
 	struct cputime cpu;
 	struct stackcopy_size copy;
+	/*
+	 * Where it came from, for CPU time that no sample of its own covers
+	 * (smp_exit_note): created while recording (its CPU time counts
+	 * from 0), by thread @origin_tid of @origin_proc, whose stack then is
+	 * copy @origin_seq (0: not known); its own last sample is copy
+	 * @last_seq (0: none).
+	 */
+	bool born;
+	uint32_t origin_seq, last_seq;
+	uint32_t last_walked_seq; /* of its last sample unwound, whose stack is ... */
+	uint64_t last_walked_id;  /* ... this */
+	struct xp_process *origin_proc;
+	pid_t origin_tid;
+	/* As a creator: the registers and origin of its last copy (smp_take_origin). */
+	uint64_t made_pc, made_sp, made_fp;
+	uint32_t made_seq;
 	int stat_fd; /* /proc/PID/task/TID/stat, opened on first use, -1 */
 	int status_fd; /* /proc/PID/task/TID/status, as schedstat_fd */
 	bool blocks_seen;  /* a tick found it blocked in a call, once at least */
@@ -86,6 +103,32 @@ struct smp_due {
 	int cpu;
 };
 
+/*
+ * Raw samples with a copy are numbered (@seq), and the stacks of the last
+ * SMP_SEEN of them are kept by number once unwound (smp_queue.seen), for
+ * those that refer to them.
+ */
+enum smp_raw_kind {
+	SMP_RAW_SAMPLE, /* a sample */
+	SMP_RAW_ORIGIN, /* a creator's stack as it made a thread or process */
+	SMP_RAW_TAIL,	/* no copy: the CPU time of a thread since its last sample (@seq),
+			 * at its exit */
+	SMP_RAW_EXITED, /* no copy: the CPU time of @exited_tid, which no sample of its own
+			 * covered, under its origin (@seq; 0: none) */
+};
+
+/* Where CPU time found at an exit goes (smp_exit_note): a raw sample to queue. */
+struct smp_exit_note {
+	bool pending;
+	enum smp_raw_kind kind; /* SMP_RAW_TAIL or SMP_RAW_EXITED */
+	uint32_t seq;
+	uint64_t stack_id; /* TAIL: the stack of copy @seq when it is unwound already */
+	struct xp_process *proc;
+	pid_t tid, exited_pid, exited_tid;
+	char exited_comm[16];
+	uint64_t weight, t;
+};
+
 /* The sampler's state of one process (xp_process.priv). */
 struct smp_proc {
 	struct emit_proc em;
@@ -102,6 +145,17 @@ struct smp_proc {
 	size_t ncode;
 	unsigned long code_alloc;
 	struct jit_watch jit;
+	/*
+	 * CPU mode, a process made while recording (or launched): the CPU time
+	 * its threads' samples and exits stood for (sampler.c), and its CPU
+	 * clock at the last exit stop of one of them (due.c), whose difference
+	 * at its end is what no thread's stop saw (the kernel's work past
+	 * their exit stops).
+	 */
+	bool born;
+	uint64_t accounted_ns, clock_at_exit;
+	uint64_t children_ns; /* the CPU time of its child processes that ended (due.c) */
+	struct smp_exit_note leader_exit; /* its leader's, queued at its end with that rest */
 	/*
 	 * Whether its quiet threads' counters moved (smp_find_due): its CPU
 	 * clock (the sum of its threads' counters, and of those that exited)
@@ -144,6 +198,11 @@ struct smp_image {
 
 /* A raw sample waiting to be unwound. */
 struct raw_sample {
+	enum smp_raw_kind kind;
+	uint32_t seq, prev_seq;	      /* SAMPLE: its thread's last sample before it */
+	uint64_t stack_id;	      /* TAIL: the stack of copy @seq, 0: in smp_queue.seen */
+	pid_t exited_pid, exited_tid; /* EXITED: the thread ... */
+	char exited_comm[16];	      /* ... and its name */
 	struct xp_process *proc; /* kept alive by the tracer until tracer_release */
 	struct smp_image *img;	 /* the image it was taken in (a reference) */
 	pid_t tid;
@@ -212,6 +271,8 @@ struct smp_loop {
 	struct idlespin spin;		  /* --spin-idle */
 	unsigned long slack; /* the controller's timer slack before the recording (ns) */
 	bool stopping;	     /* the loop ends at its next turn */
+	pid_t tree_pid;	     /* attach: the process whose tree's CPU time is measured ... */
+	uint64_t tree_ticks; /* ... its CPU time and its children's at the start (clock ticks) */
 	bool switch_now;     /* SIGUSR2 came (--switch-output signal) */
 	struct smp_work *work; /* work[work_head..nwork): left by events, not done yet */
 	unsigned long work_head, nwork, work_alloc;
@@ -242,8 +303,31 @@ struct smp_irq {
 	unsigned long nvisits, next_visit, visits_alloc; /* ... and the next one */
 };
 
+/* The stack of copy @seq, once unwound (samples.c keeps the last SMP_SEEN). */
+struct smp_seen {
+	uint32_t seq;
+	uint64_t stack_id;
+};
+
+#define SMP_SEEN 4096
+
+/*
+ * The marker stack of the threads named @comm that ended unsampled under
+ * origin stack @origin: one stack, its marker naming the first of them
+ * (@tid), stands for all (samples.c).
+ */
+struct smp_marker {
+	uint64_t origin, stack_id; /* stack_id 0: a free slot */
+	pid_t tid;
+	char comm[16];
+};
+
 /* samples.c's part: the queue of raw samples and what unwinding them needs. */
 struct smp_queue {
+	struct smp_seen seen[SMP_SEEN]; /* copy seq at [seq % SMP_SEEN] */
+	uint32_t seq;			/* the last copy's */
+	struct smp_marker *markers;	/* open addressing on (origin, comm) */
+	size_t markers_cap, markers_nr;
 	struct raw_sample *q; /* q[head..nq): taken, not unwound yet */
 	unsigned long head, nq, alloc;
 	struct unwinder *unw;
@@ -258,9 +342,19 @@ struct smp_images {
 	struct capture cap; /* files holding sampled addresses, kept for the report */
 };
 
+/* CPU time the emitter gathers into one sample per period (emit_accrue). */
+struct emit_accrual {
+	pid_t pid;	       /* of the key: -1 for all (pid 0: a free slot) */
+	pid_t sample_pid, tid; /* of the sample: the last that added to it */
+	uint64_t stack_id, t, weight;
+};
+
 /* emit.c's part: the data file and the parts of a --switch-output recording. */
 struct emitter {
 	struct df_writer *w;
+	struct xp_u64set stacks;  /* ids of the stacks this file (part) has */
+	struct emit_accrual *acc; /* open addressing on (pid, stack_id); pid 0: free */
+	size_t acc_cap, acc_nr;
 	bool failed;	       /* a write failed: the recording ends (the loop looks) */
 	uint64_t part_start;   /* --switch-output: the current part's start (recording time) */
 	uint64_t part_sampled; /* smp_sampled_ns then (a part's duration_ns statistic) */
@@ -312,6 +406,26 @@ void smp_queue_release(struct sampler *s);
  */
 struct raw_sample *smp_take_sample(struct sampler *s, struct xp_thread *th, uint64_t weight,
 				   uint64_t t);
+/*
+ * In the stop of @creator at the event that made @child: the creator's
+ * stack, the child's origin (a copy, unless the creator's last one was
+ * taken where it is now).
+ */
+void smp_take_origin(struct sampler *s, struct xp_thread *creator, struct xp_thread *child);
+/*
+ * In the exit stop of @th at @t: into @n, where its @weight of CPU time
+ * that no sample of its own covered goes.  For a thread sampled before
+ * (the rest of its run), with its last sample's stack: the time between
+ * two samples is spent like the time around them, not in the exit path.
+ * For one never sampled, under the stack of its creator where it was made
+ * (its origin), with a marker naming it; under itself when that is not
+ * known.  smp_queue_note queues it (then, or later with more weight).
+ */
+void smp_exit_note(struct sampler *s, struct xp_thread *th, uint64_t weight, uint64_t t,
+		   struct smp_exit_note *n);
+/* The same for process @p as a whole, under itself. */
+void smp_exit_note_of(struct xp_process *p, uint64_t weight, uint64_t t, struct smp_exit_note *n);
+void smp_queue_note(struct sampler *s, struct smp_exit_note *n);
 /* Forget @r, the sample taken last (smp_settle_weight dropped it). */
 void smp_drop_last(struct sampler *s, struct raw_sample *r);
 /* Whether samples wait to be unwound; the time of the oldest. */
@@ -361,19 +475,34 @@ void smp_images_release(struct sampler *s);
  * nothing.
  */
 void emit_init(struct sampler *s, struct df_writer *w);
+void emit_release(struct sampler *s);
 /* The record of @p (@flags: DF_PROC_*) at @t; its mappings come with its image's loads. */
 void emit_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint64_t t);
 /* The record of @th, named @comm if known (else read), at @t. */
 void emit_thread(struct sampler *s, struct xp_thread *th, uint64_t t, const char *comm);
+/* The record of thread @tid of @pid, gone since, named @comm, at @t. */
+void emit_thread_gone(struct sampler *s, pid_t pid, pid_t tid, uint64_t t, const char *comm);
 /* A new record for @th if its name changed, at its first few samples (at @t). */
 void emit_check_name(struct sampler *s, struct xp_thread *th, uint64_t t);
 /* A new record for every thread whose name changed since its last. */
 void emit_thread_names(struct sampler *s);
 /* The executable mappings of @img of @pid that its last load found new, at @t. */
 void emit_new_maps(struct sampler *s, pid_t pid, const struct smp_image *img, uint64_t t);
-/* Stack @id if this file does not have it yet (@is_new: first seen at all). */
+/* Stack @id, unless this file has it already. */
 void emit_stack(struct sampler *s, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
-		uint32_t nr, bool is_new);
+		uint32_t nr);
+/*
+ * CPU time that no sample stood for (a thread's last, one that exited
+ * unsampled): gathered per (@pid, @stack_id), or per @stack_id with
+ * @any_pid (a stack with no address to name in the process: a marker
+ * alone), into a sample at @t of @tid and @pid (the last to add to it)
+ * once it makes a period, so that such bits do not outnumber the samples
+ * they add to.
+ */
+void emit_accrue(struct sampler *s, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
+		 bool any_pid, uint64_t weight);
+/* Write what emit_accrue gathered and has not written yet. */
+void emit_accrued(struct sampler *s);
 /* A sample (counted in the statistics). */
 void emit_sample(struct sampler *s, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
 		 uint64_t weight);
@@ -440,6 +569,17 @@ bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_r
  * thread hardly ran: the caller drops it).
  */
 bool smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sample *r, uint64_t t);
+/*
+ * CPU mode, in the exit stop of @th: its CPU time that its samples have
+ * not covered; 0 when none, or not known (a thread found by an attach and
+ * not read yet).  Notes its process's CPU clock (smp_proc.clock_at_exit).
+ */
+uint64_t smp_exit_unaccounted(struct sampler *s, struct xp_thread *th);
+/*
+ * CPU mode, as the end of process @p is seen, its wait status reaped with
+ * @ru: its CPU time in all (smp_proc.children_ns added to its parent's).
+ */
+uint64_t smp_proc_cpu_at_end(struct sampler *s, struct xp_process *p, const struct rusage *ru);
 /* Sampling starts again at @now after a pause: what ran meanwhile is not sampled. */
 void smp_rebase_threads(struct sampler *s, uint64_t now);
 
