@@ -319,7 +319,13 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 	if (wanted) {
 		schedule_hist_add(s->st->stop_hist, &s->st->stop_ns_max, resumed - x->irq_time);
 		s->st->stop_ns_total += resumed - x->irq_time;
-		schedule_hist_add(s->st->held_hist, &s->st->held_ns_max, resumed - t);
+		/*
+		 * What a sample holds a thread: not an event's stop that took
+		 * the interrupt with it (an exit, an exec, a clone), which does
+		 * that event's part as well.
+		 */
+		if (!ev->exec && !ev->exiting && !ev->child)
+			schedule_hist_add(s->st->held_hist, &s->st->held_ns_max, resumed - t);
 	}
 	if (!settled && s->o->mode == SAMPLER_CPU && th->state == THREAD_RUNNING && ev->fresh)
 		cputime_anchor_new(&x->cpu, resumed);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# What a process costs the recorder does not grow with the length of the
+# recording (record/sampler.h): 3,000 /bin/true from a shell loop, the
+# shell reading the recorder's CPU time (its threads' schedstat, through
+# the TracerPid of its own status, with builtins only) at processes 200,
+# 1,200, 1,800 and 2,800.  The recorder's CPU per process over the last
+# thousand is at most 1.5 times that over the first: a step that costs
+# in proportion to everything sampled so far (every pc sorted at each
+# exec, as once) made it 2.2 times.
+# shellcheck source=tests/lib/lib.sh
+. "$(dirname "$0")/../lib/lib.sh"
+skip_unless_ptrace
+
+cat >storm.sh <<'EOF'
+tracer=0
+while read -r key value; do
+	[[ $key == TracerPid: ]] && tracer=$value
+done </proc/$$/status
+recorder_cpu() {
+	local f s sum=0
+	for f in /proc/"$tracer"/task/*/schedstat; do
+		read -r s _ <"$f" && sum=$((sum + s))
+	done
+	cpu=$sum
+}
+for ((i = 1; i <= 3000; i++)); do
+	/bin/true
+	case $i in
+	200 | 1200 | 1800 | 2800)
+		recorder_cpu
+		echo "$i $cpu"
+		;;
+	esac
+done
+EOF
+expect_exit 0 "$XPROF" -q record -o storm.data -- bash storm.sh
+cp "$XP_OUT" storm.cpu
+show_file "process, recorder CPU (ns)" storm.cpu
+read -r first last < <(awk '{ c[$1] = $2 }
+	END { if (c[200] && c[2800]) printf "%.0f %.0f\n", (c[1200] - c[200]) / 1000, (c[2800] - c[1800]) / 1000 }' storm.cpu)
+[[ -n $first && $first -gt 0 ]] || fail_now "no recorder CPU figures from the storm"
+say "  recorder CPU per process: ${first} ns over processes 200-1,200, ${last} ns over 1,800-2,800"
+assert_within "recorder CPU per process, last thousand / first" \
+	"$(awk -v a="$first" -v b="$last" 'BEGIN { printf "%.2f", b / a }')" 0 1.5
+
+finish
