@@ -71,6 +71,27 @@
 #        'perf script' (the first step of perf's flame-graph pipeline, which
 #        is where perf unwinds --call-graph dwarf) when BENCH_PERF_REPORT=1;
 #      bytes per sample: the whole data file's size / samples.
+# 1b. Process trees (BENCH_TARGETS build, forkserver, stormN, churn, or
+#    "trees" for build forkserver storm4000 storm1500 churn; not in the
+#    default set; bench/trees.sh says how each is measured):
+#      build       a clean make -j2 of tmux 3.3a from Debian's source package
+#                  (tmux 3.3a-3, fetched with apt-get source from a deb-src
+#                  line and cached under ~/.cache/xprof/bench), beside perf
+#                  record -g and --call-graph dwarf: slowdown, xprof's stops,
+#                  the controller's CPU per process (first against last
+#                  processes), the profile's CPU against the tree's
+#      forkserver  PostgreSQL started in a temporary directory, pgbench -S -C
+#                  (a new connection, so a new backend, per transaction);
+#                  xprof attach / perf record -p on the postmaster: the
+#                  transaction rate against bare, the server checked unharmed
+#      storm4000   4,000 execs of /bin/true from a shell loop: the
+#                  controller's CPU per process, first against last thousand
+#      storm1500, churn  the profile's CPU against the tree's (1,500 execs;
+#                  churn threads 2 8, short-lived threads)
+#    at BENCH_TREE_FREQ Hz, BENCH_TREE_REPS interleaved repetitions.  They
+#    need root and the packages of scripts/deps.sh --bench (linux-perf,
+#    postgresql, dpkg-dev, tmux's build dependencies), which this script
+#    installs first when they are missing (BENCH_DEPS=0: not).
 # 2. Unwinding alone (build/tests/unwind_bench): unwinds/s of one snapshot
 #    of a 64-deep recursive chain, in fp, auto and dwarf modes, warm (one
 #    unwinder, caches hot) and cold (a new unwinder each time).
@@ -87,7 +108,14 @@
 #   BENCH_REPS_9999 [3]   repetitions at rates >= 9999 Hz (slowest runs, largest
 #                         perf files); 0 skips them, BENCH_REPS keeps them all
 #   BENCH_FREQS ["100 999 3999 9999"]
-#   BENCH_TARGETS ["split split-nofp threads4 threads64"]
+#   BENCH_TARGETS ["split split-nofp threads4 threads64"]; process trees:
+#                         build forkserver stormN churn, "trees" for all
+#   BENCH_TREE_REPS [3]   repetitions of the process trees (quick: 1)
+#   BENCH_TREE_FREQ [999] their rate
+#   BENCH_PG_SECONDS [10] forkserver: pgbench's duration (quick: 3)
+#   BENCH_PG_CLIENTS [2]  forkserver: pgbench's clients
+#   BENCH_DEPS [1]        run scripts/deps.sh --bench first, as root, when
+#                         perf or a process tree is asked for
 #   BENCH_TOOLS ["xprof xprof-user perf-fp perf-dwarf" as root, else without
 #                         xprof-user]   (bare always runs)
 #   BENCH_USER [nobody]   the ordinary user of the xprof-user rows (perf stays root)
@@ -105,6 +133,7 @@
 #                         0.5 s runs, fewer unwinds, reports timed once
 # Output in BENCH_OUT: table.md (the Markdown tables, also printed),
 # summary.tsv (medians), runs.tsv (every run), unwind.tsv, report.tsv,
+# trees.tsv and trees-runs.tsv (process trees), trees.md,
 # meta.txt (machine, load, settings), failures.txt, logs/ (stderr of the
 # last run of each configuration).
 # As root, kernel.perf_event_paranoid is set to -1 and
@@ -155,6 +184,18 @@ read -ra freqs <<<"$freqs"
 read -ra targets <<<"$targets"
 read -ra tools <<<"$tools"
 configs=(bare "${tools[@]}")
+# Process trees are part 1b (bench/trees.sh); the rest are CPU-bound targets.
+# shellcheck source=bench/trees.sh
+source bench/trees.sh
+all_targets=("${targets[@]}")
+targets=() tree_targets=()
+for t in "${all_targets[@]}"; do
+	if is_tree_target "$t"; then
+		tree_targets+=("$t")
+	else
+		targets+=("$t")
+	fi
+done
 
 die() {
 	echo "run.sh: $*" >&2
@@ -178,6 +219,11 @@ for f in "${freqs[@]}"; do
 	[[ $f =~ ^[1-9][0-9]*$ ]] || die "bad rate '$f' in BENCH_FREQS"
 done
 [[ -x $xprof ]] || die "$xprof not found: build first (cmake --build $build)"
+trees_expand "${tree_targets[@]}"
+if [[ ${BENCH_DEPS:-1} == 1 && $EUID == 0 ]] &&
+	{ ((${#tree_list[@]})) || [[ " ${tools[*]} " == *" perf-"* ]]; }; then
+	scripts/deps.sh --bench >&2 || echo "run.sh: scripts/deps.sh --bench failed; what is missing is shown as n/a" >&2
+fi
 # The prefix of the -user tools' commands (validated above).
 as_user=(setpriv --reuid="$bench_user" --regid="$(id -g "$bench_user" 2>/dev/null)" --clear-groups)
 
@@ -229,7 +275,7 @@ work_times() {
 }
 
 mkdir -p "$out" "$out/logs"
-rm -f "$out"/*.tsv "$out"/table.md "$out"/failures.txt "$out"/meta.txt "$out"/logs/* \
+rm -f "$out"/*.tsv "$out"/table.md "$out"/trees.md "$out"/failures.txt "$out"/meta.txt "$out"/logs/* \
 	"$out"/*.data "$out"/*.folded
 
 # --- system settings for perf, restored on exit ------------------------------
@@ -239,9 +285,11 @@ saved_paranoid="" saved_rate=""
 restore() {
 	[[ -z $saved_paranoid ]] || echo "$saved_paranoid" >"$paranoid_file" || true
 	[[ -z $saved_rate ]] || echo "$saved_rate" >"$rate_file" || true
+	trees_cleanup
 }
 trap restore EXIT
 max_freq=0
+((${#tree_list[@]} == 0)) || max_freq=$tree_freq
 for f in "${freqs[@]}"; do
 	if ((f > max_freq)); then
 		max_freq=$f
@@ -273,6 +321,8 @@ raise_rate
 	echo "perf: $(perf --version 2>/dev/null || echo 'not installed'), event $event"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "settings: reps $reps (rates >= 9999 Hz: $reps_high), rates ${freqs[*]}, targets ${targets[*]}, tools ${tools[*]}, bare run ${seconds}s, quick $quick"
+	((${#tree_list[@]} == 0)) ||
+		echo "process trees: ${tree_list[*]}, $tree_reps repetitions at $tree_freq Hz, make -j$tree_jobs, pgbench $pg_seconds s with $pg_clients clients"
 } >"$out/meta.txt"
 sed 's/^/# /' "$out/meta.txt"
 
@@ -471,6 +521,13 @@ for ((rep = 1; rep <= reps; rep++)); do
 done
 echo "# overhead runs took $(elapsed "$start" "$(now)") s"
 
+# --- part 1b: process trees ------------------------------------------------------
+if ((${#tree_list[@]})); then
+	t0=$(now)
+	trees_run
+	echo "# process trees took $(elapsed "$t0" "$(now)") s"
+fi
+
 # --- part 2: unwinding alone ----------------------------------------------------
 printf 'mode\tcache\tunwinds_per_s\tframes\tns_per_frame\n' >"$out/unwind.tsv"
 if [[ $micro == 1 ]]; then
@@ -623,49 +680,56 @@ awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tool
 	if ((reps_high < reps && max_freq >= 9999)); then
 		high=" ($reps_high at 9999 Hz and above)"
 	fi
-	echo "Overhead: medians of $reps repetitions$high, bare run ~${seconds}s on an idle machine, perf event $event."
-	echo "Slowdown = work time / the same repetition's bare work time (both timed by the target)."
-	echo "Samples/CPU-s = samples / CPU seconds of the target's work, against the rate asked for;"
-	echo "missed = perf's lost samples, xprof's late ticks and failed samples;"
-	echo "stop = xprof's ptrace stop per sample, interrupt to resume (held: from the stop being seen,"
-	echo "what xprof itself holds the thread; the rest is the thread's way into the stop, for a thread"
-	echo "that waits for a CPU that wait); report = \`xprof report --folded\` / \`perf script\`;"
-	echo "B/sample = data file bytes / samples."
 	echo "Machine load (1, 5, 15 min): $(awk '/^load average at / { sub(/^load average at /, ""); printf "%s%s", n++ ? "; " : "", $0 }' "$out/meta.txt")."
-	echo
-	echo "| target | Hz | tool | slowdown | work s (bare) | samples/CPU-s (% of Hz) | missed | stop p50 / p99 (held) µs | report s | B/sample |"
-	echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
-	awk -F'\t' 'NR > 1 {
-		stop = $12 == "" ? "-" : sprintf("%.0f / %.0f", $12, $13)
-		if ($18 != "")
-			stop = stop sprintf(" (%.0f / %.0f)", $18, $19)
-		rep = $16 == "" ? "-" : sprintf("%.3f", $16)
-		rate = $9 == "" ? "-" : sprintf("%.0f (%.0f%%)", $9, $10)
-		missed = $3 ~ /^(xprof|floor)/ ? sprintf("%d late, %d failed", $14, $15) : sprintf("%d lost", $11)
-		bps = $17 == "" ? "-" : sprintf("%.0f", $17)
-		printf "| %s | %s | %s | %.3f | %.2f (%.2f) | %s | %s | %s | %s | %s |\n", $1, $2, $3,
-			$5, $6, $7, rate, missed, stop, rep, bps
-	}' "$out/summary.tsv"
-	if awk -F'\t' 'NR > 1 && $3 ~ /^(xprof|floor)/ && $20 != "" { f = 1 } END { exit !f }' "$out/summary.tsv"; then
+	if ((${#targets[@]})); then
 		echo
-		echo "Where a sample's cost goes (xprof; medians, CPU-µs per sample): lost = (work - bare work)"
-		echo "x the CPUs the target fills / samples; stops = its threads' time from interrupt to resume;"
-		echo "waiting = their time runnable but off-CPU (schedstat), which with more threads than CPUs"
-		echo "is mostly waiting for each other, and a stopped thread frees its CPU for another, so only"
-		echo "stops are given there; rest = lost - stops - waiting: entering and leaving the stop,"
-		echo "migrations, cold caches; xprof = the CPU time of xprof's own threads (controller,"
-		echo "triggers), which comes out of the target's when its threads fill every CPU;"
-		echo "floor: ptrace_floor's mean stop and its own CPU time."
+		echo "Overhead: medians of $reps repetitions$high, bare run ~${seconds}s on an idle machine, perf event $event."
+		echo "Slowdown = work time / the same repetition's bare work time (both timed by the target)."
+		echo "Samples/CPU-s = samples / CPU seconds of the target's work, against the rate asked for;"
+		echo "missed = perf's lost samples, xprof's late ticks and failed samples;"
+		echo "stop = xprof's ptrace stop per sample, interrupt to resume (held: from the stop being seen,"
+		echo "what xprof itself holds the thread; the rest is the thread's way into the stop, for a thread"
+		echo "that waits for a CPU that wait); report = \`xprof report --folded\` / \`perf script\`;"
+		echo "B/sample = data file bytes / samples."
 		echo
-		echo "| target | Hz | tool | lost | stops | waiting | rest | xprof |"
-		echo "|---|---:|---|---:|---:|---:|---:|---:|"
-		awk -F'\t' -v ncpu="$ncpu" 'NR > 1 && $3 ~ /^(xprof|floor)/ && $20 != "" {
-			nth = $1 ~ /^threads/ ? substr($1, 8) + 0 : 1
-			wait = nth > ncpu || $22 == "" ? "-" : sprintf("%.1f", $22)
-			rest = nth > ncpu || $22 == "" ? "-" : sprintf("%.1f", $20 - $21 - $22)
-			cpu = $23 == "" ? "-" : sprintf("%.1f", $23)
-			printf "| %s | %s | %s | %.1f | %.1f | %s | %s | %s |\n", $1, $2, $3, $20, $21, wait, rest, cpu
+		echo "| target | Hz | tool | slowdown | work s (bare) | samples/CPU-s (% of Hz) | missed | stop p50 / p99 (held) µs | report s | B/sample |"
+		echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+		awk -F'\t' 'NR > 1 {
+			stop = $12 == "" ? "-" : sprintf("%.0f / %.0f", $12, $13)
+			if ($18 != "")
+				stop = stop sprintf(" (%.0f / %.0f)", $18, $19)
+			rep = $16 == "" ? "-" : sprintf("%.3f", $16)
+			rate = $9 == "" ? "-" : sprintf("%.0f (%.0f%%)", $9, $10)
+			missed = $3 ~ /^(xprof|floor)/ ? sprintf("%d late, %d failed", $14, $15) : sprintf("%d lost", $11)
+			bps = $17 == "" ? "-" : sprintf("%.0f", $17)
+			printf "| %s | %s | %s | %.3f | %.2f (%.2f) | %s | %s | %s | %s | %s |\n", $1, $2, $3,
+				$5, $6, $7, rate, missed, stop, rep, bps
 		}' "$out/summary.tsv"
+		if awk -F'\t' 'NR > 1 && $3 ~ /^(xprof|floor)/ && $20 != "" { f = 1 } END { exit !f }' "$out/summary.tsv"; then
+			echo
+			echo "Where a sample's cost goes (xprof; medians, CPU-µs per sample): lost = (work - bare work)"
+			echo "x the CPUs the target fills / samples; stops = its threads' time from interrupt to resume;"
+			echo "waiting = their time runnable but off-CPU (schedstat), which with more threads than CPUs"
+			echo "is mostly waiting for each other, and a stopped thread frees its CPU for another, so only"
+			echo "stops are given there; rest = lost - stops - waiting: entering and leaving the stop,"
+			echo "migrations, cold caches; xprof = the CPU time of xprof's own threads (controller,"
+			echo "triggers), which comes out of the target's when its threads fill every CPU;"
+			echo "floor: ptrace_floor's mean stop and its own CPU time."
+			echo
+			echo "| target | Hz | tool | lost | stops | waiting | rest | xprof |"
+			echo "|---|---:|---|---:|---:|---:|---:|---:|"
+			awk -F'\t' -v ncpu="$ncpu" 'NR > 1 && $3 ~ /^(xprof|floor)/ && $20 != "" {
+				nth = $1 ~ /^threads/ ? substr($1, 8) + 0 : 1
+				wait = nth > ncpu || $22 == "" ? "-" : sprintf("%.1f", $22)
+				rest = nth > ncpu || $22 == "" ? "-" : sprintf("%.1f", $20 - $21 - $22)
+				cpu = $23 == "" ? "-" : sprintf("%.1f", $23)
+				printf "| %s | %s | %s | %.1f | %.1f | %s | %s | %s |\n", $1, $2, $3, $20, $21, wait, rest, cpu
+			}' "$out/summary.tsv"
+		fi
+	fi
+	if [[ -s $out/trees.md ]]; then
+		echo
+		cat "$out/trees.md"
 	fi
 	if [[ -s $out/failures.txt ]]; then
 		echo

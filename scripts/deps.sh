@@ -9,7 +9,7 @@
 # names anything still missing).
 set -euo pipefail
 
-# Usage: deps.sh [--test | --fuzz | --qemu-user]
+# Usage: deps.sh [--test | --fuzz | --qemu-user | --bench]
 #   (none)  what building xprof needs: cmake, gcc, make, pkg-config, and the
 #           libraries: libdw/libelf (elfutils: symbols, DWARF, CFI),
 #           libdebuginfod1 (which libdw loads to ask debuginfod servers
@@ -26,6 +26,12 @@ set -euo pipefail
 #           pages), fonts for readable screenshots, and what --fuzz installs
 #   --qemu-user  also qemu-user, which runs the unit tests of the aarch64 and
 #           riscv64 cross builds on this host (tests/xarch/unit-qemu-user.sh)
+#   --bench also what bench/run.sh compares with and runs: linux-perf (perf),
+#           util-linux (unshare, setpriv), postgresql (the forkserver
+#           workload: server, initdb, pgbench, psql), dpkg-dev and
+#           debian-archive-keyring (apt-get source of the build workload's
+#           package, checked against the archive's key), and what that
+#           package, tmux, needs to build: libevent-dev, libncurses-dev
 packages=(cmake gcc make pkg-config libdw-dev libelf-dev libdebuginfod1 libunwind-dev
 	libcapstone-dev zlib1g-dev libiberty-dev)
 if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
@@ -37,6 +43,10 @@ if [[ ${1:-} == --test ]]; then
 fi
 if [[ ${1:-} == --qemu-user ]]; then
 	packages+=(qemu-user)
+fi
+if [[ ${1:-} == --bench ]]; then
+	packages+=(linux-perf util-linux postgresql dpkg-dev debian-archive-keyring libevent-dev
+		libncurses-dev)
 fi
 
 # --test: speedscope's own app (the npm package 'speedscope', pinned), which
