@@ -539,6 +539,20 @@ trees_summary() {
 		if (v != "-" && v != "")
 			vals[key, name] = vals[key, name] " " v
 	}
+	# "least-most" of a list, the spread of the repetitions
+	function range(list,    a, n, i, lo, hi) {
+		n = split(list, a, " ")
+		if (!n)
+			return "-"
+		lo = hi = a[1] + 0
+		for (i = 2; i <= n; i++) {
+			if (a[i] + 0 < lo)
+				lo = a[i] + 0
+			if (a[i] + 0 > hi)
+				hi = a[i] + 0
+		}
+		return sprintf("%.2f-%.2f", lo, hi)
+	}
 	FNR == 1 { next }
 	FNR == NR { if ($3 == "bare") { bw[$2, $1] = $4; bt[$2, $1] = $6 } next }
 	{
@@ -567,7 +581,8 @@ trees_summary() {
 		print "workload", "tool", "runs", "ratio", "work_s", "tps", "bare", "samples", "processes",
 			"stop_p50_us", "stop_p99_us", "stop_max_us", "held_p50_us", "held_p99_us",
 			"xprof_cpu_s", "cpu_per_process_us", "cpu_first_us", "cpu_last_us", "window",
-			"profile_cpu_s", "tree_cpu_s", "bytes", "profile_over_tree", "last_over_first", "server"
+			"profile_cpu_s", "tree_cpu_s", "bytes", "profile_over_tree", "last_over_first", "server",
+			"ratio_range", "bare_range"
 		for (k = 1; k <= nk; k++) {
 			key = order[k]
 			split(key, p, SUBSEP)
@@ -576,40 +591,52 @@ trees_summary() {
 			for (i = 7; i <= 21; i++)
 				line = line OFS median(vals[key, i])
 			print line, median(vals[key, "acct"]), median(vals[key, "growth"]),
-				p[2] == "bare" || p[1] != "forkserver" ? "-" : (srv[key] == "" ? "ok" : srv[key])
+				p[2] == "bare" || p[1] != "forkserver" ? "-" : (srv[key] == "" ? "ok" : srv[key]),
+				range(vals[key, "ratio"]), range(vals[key, "bare"])
 		}
 	}' "$out/trees-runs.tsv" "$out/trees-runs.tsv" >"$out/trees.tsv"
-	{
-		echo "Process trees at $tree_freq Hz: medians of $tree_reps interleaved repetitions (the order of the tools rotates)."
-		echo "slowdown = work time / the same repetition's bare work time (the work timed by a wrapper shell,"
-		echo "without the profiler's start and end); stops: xprof's stop p50 / p99 / max (held p99), µs;"
-		echo "xprof CPU / task: xprof's CPU per task (process or thread) created in the tree, over the whole"
-		echo "run, its first W and its last W tasks, and last / first (1: no growth along the recording);"
-		echo "profile / tree CPU: the profile's total weight against the tree's CPU time (getrusage of the"
-		echo "wrapper shell and its children)."
-		echo
-		echo "| workload | tool | slowdown | work s (bare) | processes | stops µs (held p99) | xprof CPU / task µs: all, first W, last W (last/first) | profile / tree CPU s |"
-		echo "|---|---|---:|---:|---:|---:|---:|---:|"
-		awk -F'\t' 'NR > 1 && $1 != "forkserver" && $2 != "bare" {
-			stops = $10 == "-" ? "-" : sprintf("%s / %s / %s (%s)", $10, $11, $12, $14)
-			cpu = $16 == "-" ? "-" : ($17 == "-" ? $16 : sprintf("%s, %s, %s (%.2f; W %s)", $16, $17, $18, $24, $19))
-			acct = $20 == "-" ? "-" : sprintf("%s / %s (%.2f)", $20, $21, $23)
-			printf "| %s | %s | %s | %.2f (%.2f) | %s | %s | %s | %s |\n", $1, $2,
-				$4 == "-" ? "-" : sprintf("%.2f", $4), $5, $7, $9, stops, cpu, acct
-		}' "$out/trees.tsv"
-		if awk -F'\t' 'NR > 1 && $1 == "forkserver" { f = 1 } END { exit !f }' "$out/trees.tsv"; then
-			echo
-			echo "forkserver: pgbench -S -C -T $pg_seconds -c $pg_clients (a new connection per transaction) against the"
-			echo "postmaster each tool attached to; rate = transactions/s over the same repetition's bare rate;"
-			echo "server: after every run, no process of it stopped or traced, and it answers 'select 1'."
-			echo
-			echo "| tool | tps (bare) | rate | stops µs (held p99) | processes | xprof CPU / process µs | server |"
-			echo "|---|---:|---:|---:|---:|---:|---|"
-			awk -F'\t' 'NR > 1 && $1 == "forkserver" && $2 != "bare" {
-				stops = $10 == "-" ? "-" : sprintf("%s / %s / %s (%s)", $10, $11, $12, $14)
-				printf "| %s | %.1f (%.1f) | %s | %s | %s | %s | %s |\n", $2, $6, $7,
-					$4 == "-" ? "-" : sprintf("%.2f", $4), stops, $9, $16, $25
-			}' "$out/trees.tsv"
-		fi
-	} >"$out/trees.md"
+	echo "Process trees at $tree_freq Hz: medians of $tree_reps interleaved repetitions (the order of the tools rotates)." \
+		>"$out/trees.md"
+	if awk -F'\t' 'NR > 1 && $1 != "forkserver" { f = 1 } END { exit !f }' "$out/trees.tsv"; then
+		trees_launched_table >>"$out/trees.md"
+	fi
+	if awk -F'\t' 'NR > 1 && $1 == "forkserver" { f = 1 } END { exit !f }' "$out/trees.tsv"; then
+		trees_forkserver_table >>"$out/trees.md"
+	fi
+}
+
+trees_launched_table() {
+	echo "slowdown = work time / the same repetition's bare work time (least-most of the repetitions;"
+	echo "the work timed by a wrapper shell, without the profiler's start and end);"
+	echo "stops: xprof's stop p50 / p99 / max (held p99), µs;"
+	echo "xprof CPU / task: xprof's CPU per task (process or thread) created in the tree, over the whole"
+	echo "run, its first W and its last W tasks, and last / first (1: no growth along the recording);"
+	echo "profile / tree CPU: the profile's total weight against the tree's CPU time (getrusage of the"
+	echo "wrapper shell and its children)."
+	echo
+	echo "| workload | tool | slowdown | work s (bare) | processes | stops µs (held p99) | xprof CPU / task µs: all, first W, last W (last/first) | profile / tree CPU s |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|"
+	awk -F'\t' 'NR > 1 && $1 != "forkserver" && $2 != "bare" {
+		stops = $10 == "-" ? "-" : sprintf("%s / %s / %s (%s)", $10, $11, $12, $14)
+		cpu = $16 == "-" ? "-" : ($17 == "-" ? $16 : sprintf("%s, %s, %s (%.2f; W %s)", $16, $17, $18, $24, $19))
+		acct = $20 == "-" ? "-" : sprintf("%s / %s (%.2f)", $20, $21, $23)
+		printf "| %s | %s | %s | %.2f (%.2f) | %s | %s | %s | %s |\n", $1, $2,
+			$4 == "-" ? "-" : sprintf("%.2f (%s)", $4, $26), $5, $7, $9, stops, cpu, acct
+	}' "$out/trees.tsv"
+}
+
+trees_forkserver_table() {
+	echo
+	echo "forkserver: pgbench -S -C -T $pg_seconds -c $pg_clients (a new connection per transaction) against the"
+	echo "postmaster each tool attached to; rate = transactions/s over the same repetition's bare rate"
+	echo "(least-most of the repetitions; bare: $(awk -F'\t' '$1 == "forkserver" && $2 == "bare" { print $27 }' "$out/trees.tsv") tps);"
+	echo "server: after every run, no process of it stopped or traced, and it answers 'select 1'."
+	echo
+	echo "| tool | tps (bare) | rate | stops µs (held p99) | processes | xprof CPU / process µs | server |"
+	echo "|---|---:|---:|---:|---:|---:|---|"
+	awk -F'\t' 'NR > 1 && $1 == "forkserver" && $2 != "bare" {
+		stops = $10 == "-" ? "-" : sprintf("%s / %s / %s (%s)", $10, $11, $12, $14)
+		printf "| %s | %.1f (%.1f) | %s | %s | %s | %s | %s |\n", $2, $6, $7,
+			$4 == "-" ? "-" : sprintf("%.2f (%s)", $4, $26), stops, $9, $16, $25
+	}' "$out/trees.tsv"
 }
