@@ -91,7 +91,14 @@
 #    at BENCH_TREE_FREQ Hz, BENCH_TREE_REPS interleaved repetitions.  They
 #    need root and the packages of scripts/deps.sh --bench (linux-perf,
 #    postgresql, dpkg-dev, tmux's build dependencies), which this script
-#    installs first when they are missing (BENCH_DEPS=0: not).
+#    installs first when they are missing (BENCH_DEPS=0: not).  Commands
+#    (the tools beside bare; ~4, ~3 and ~3 minutes on an idle 2-CPU machine):
+#      BENCH_TARGETS=build BENCH_TOOLS="xprof perf-fp perf-dwarf" BENCH_MICRO=0 bench/run.sh
+#      BENCH_TARGETS=forkserver BENCH_TOOLS="xprof perf-fp perf-dwarf" BENCH_MICRO=0 bench/run.sh
+#      BENCH_TARGETS="storm4000 storm1500 churn" BENCH_TOOLS="xprof perf-fp perf-dwarf" \
+#        BENCH_MICRO=0 bench/run.sh
+#    (BENCH_TARGETS=trees for all five in one run; BENCH_TREE_REPS=5 where
+#    the machine is busy: a process tree's rate moves a lot with the load.)
 # 2. Unwinding alone (build/tests/unwind_bench): unwinds/s of one snapshot
 #    of a 64-deep recursive chain, in fp, auto and dwarf modes, warm (one
 #    unwinder, caches hot) and cold (a new unwinder each time).
