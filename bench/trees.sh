@@ -41,14 +41,19 @@
 #               CPU says how much of the tree's time the profile accounts for;
 #   stops       xprof's stop p50 / p99 / max and held p99 (the STAT records
 #               of its data file, as its summary line prints them);
-#   controller CPU per process: while xprof runs, the namespace's init reads
+#   controller CPU per task: while xprof runs, the namespace's init reads
 #               every 20 ms the namespace's last pid (/proc/loadavg: every
-#               task created in the tree) and the CPU time of xprof's threads
-#               (their schedstat); the CPU per process over the first W and
-#               the last W processes (W = 1000, a third of them below 3,000;
-#               the first and last 50 tasks left out: xprof's own threads and
-#               start-up, its wind-down), and last / first, which is 1 when
-#               the cost of a process does not grow with the recording.
+#               task created in the tree), the CPU time of xprof's threads
+#               (their schedstat) and the tree's CPU time so far (stat of
+#               every process in the namespace); xprof's CPU per task over
+#               the first W and the last W tasks (W = 1000, a third of them
+#               below 3,000; the first and last 50 tasks left out: xprof's
+#               own threads and start-up, its wind-down), and last / first,
+#               which is 1 when the cost of a process does not grow with the
+#               recording and the tasks are alike (storms).  A build's are
+#               not: a window of long compiles has more samples per task, so
+#               the same windows also give xprof's CPU per second of the
+#               tree's CPU (which a sample's cost follows) and its last / first.
 # forkserver: the transaction rate beside the same repetition's bare rate
 # (median of the ratios), and after every run the server checked unharmed:
 # no process of it stopped or still traced, and it answers a query.
@@ -235,12 +240,16 @@ pg_check() {
 
 # --- running one workload ---------------------------------------------------------------
 # The init of the pid namespace a launched workload runs in: runs the
-# command and, with a monitor file, writes "time last-pid cpu-ns" lines
-# every 20 ms until the command (xprof) exits: the namespace's last pid
-# counts the tasks created in the tree, and cpu-ns is the CPU time of the
-# command's threads.  Builtins only, so that the monitor creates no task.
+# command and, with a monitor file, writes "time last-pid cpu-ns
+# tree-ticks" lines every 20 ms until the command (xprof) exits: the
+# namespace's last pid counts the tasks created in the tree, cpu-ns is
+# the CPU time of the command's threads, tree-ticks the CPU time of the
+# tree so far in clock ticks: every process of the namespace but this
+# one, its own and its reaped children's times (stat fields 14-17), of
+# the command only its children's.  Builtins only, so that the monitor
+# creates no task.
 tree_ns_init() {
-	local mon=$1 fifo=$2 pid line st cpu n ns f last
+	local mon=$1 fifo=$2 pid line st cpu n ns f last p tree
 	shift 2
 	"$@" &
 	pid=$!
@@ -256,7 +265,21 @@ tree_ns_init() {
 				cpu=$((cpu + ns)) n=$((n + 1))
 			done
 			((n)) || break
-			printf '%s %s %s\n' "${EPOCHREALTIME/,/.}" "$last" "$cpu" >&8
+			tree=0
+			for f in /proc/[0-9]*/stat; do
+				p=${f#/proc/}
+				p=${p%/stat}
+				((p != 1)) || continue
+				read -r line <"$f" 2>/dev/null || continue
+				# shellcheck disable=SC2086 # the fields after the name
+				set -- ${line##*) }
+				if ((p == pid)); then
+					tree=$((tree + ${14} + ${15}))
+				else
+					tree=$((tree + ${12} + ${13} + ${14} + ${15}))
+				fi
+			done
+			printf '%s %s %s %s\n' "${EPOCHREALTIME/,/.}" "$last" "$cpu" "$tree" >&8
 			read -r -t 0.02 -u 9 _ || true
 		done
 	fi
@@ -272,29 +295,38 @@ tree_work_line() {
 	esac
 }
 
-# growth MONFILE: "all first last window" from the monitor's lines: the
-# controller's CPU per process (µs) over all of them, the first window
-# and the last window of tasks (see the top of this file).
+# growth MONFILE: "all first last window first_tree last_tree" from the
+# monitor's lines: the controller's CPU per task (µs) over all of them,
+# over the first window of tasks and over the last (see the top of this
+# file), and in those windows its CPU per second of the tree's CPU (ms):
+# a window of long compiles has more samples per task than one of short
+# ones, which the second figure does not count against it.
 tree_growth() {
-	awk '{ P[NR] = $2; C[NR] = $3; n = NR }
-	function cpu_at(p,    i) {
+	awk -v hz="$(getconf CLK_TCK)" '{ P[NR] = $2; V[3, NR] = $3; V[4, NR] = $4 / hz * 1e9; n = NR }
+	# column c (3: xprof ns, 4: tree ns) when the last pid was p, interpolated
+	function at(c, p,    i) {
 		for (i = 1; i <= n && P[i] < p; i++)
 			;
 		if (i > n)
-			return C[n]
+			return V[c, n]
 		if (i == 1 || P[i] == P[i - 1])
-			return C[i]
-		return C[i - 1] + (C[i] - C[i - 1]) * (p - P[i - 1]) / (P[i] - P[i - 1])
+			return V[c, i]
+		return V[c, i - 1] + (V[c, i] - V[c, i - 1]) * (p - P[i - 1]) / (P[i] - P[i - 1])
+	}
+	function per_tree(a, b,    t) {
+		t = at(4, b) - at(4, a)
+		return t > 0 ? sprintf("%.1f", (at(3, b) - at(3, a)) / t * 1e3) : "-"
 	}
 	END {
-		if (n < 2) { print "- - - -"; exit }
+		if (n < 2) { print "- - - - - -"; exit }
 		N = P[n] - P[1]
 		w = N >= 3000 + 100 ? 1000 : int((N - 100) / 3)
-		if (w < 20) { printf "%.1f - - -\n", N > 0 ? (C[n] - C[1]) / N / 1e3 : 0; exit }
+		if (w < 20) { printf "%.1f - - - - -\n", N > 0 ? (V[3, n] - V[3, 1]) / N / 1e3 : 0; exit }
 		s = P[1] + 50; e = P[n] - 50
-		first = (cpu_at(s + w) - cpu_at(s)) / w / 1e3
-		last = (cpu_at(e) - cpu_at(e - w)) / w / 1e3
-		printf "%.1f %.1f %.1f %d\n", (C[n] - C[1]) / N / 1e3, first, last, w
+		first = (at(3, s + w) - at(3, s)) / w / 1e3
+		last = (at(3, e) - at(3, e - w)) / w / 1e3
+		printf "%.1f %.1f %.1f %d %s %s\n", (V[3, n] - V[3, 1]) / N / 1e3, first, last, w,
+			per_tree(s, s + w), per_tree(e - w, e)
 	}' "$1"
 }
 
@@ -330,7 +362,8 @@ tree_launch() {
 	local rep=$1 w=$2 tool=$3 x=$xprof data=$tree_work/run.data log=$out/logs/tree-$2-$3 status=0
 	local -a cmd=() extra=()
 	local mon=- t0 t1 total line work tree_cpu st samples="-" procs="-" p50="-" p99="-" pmax="-"
-	local h50="-" h99="-" xcpu="-" pcpu="-" all="-" first="-" last="-" win="-" bytes="-"
+	local h50="-" h99="-" xcpu="-" pcpu="-" all="-" first="-" last="-" win="-" bytes="-" tfirst="-"
+	local tlast="-"
 	[[ $tool != *-base ]] || x=$base_build/xprof
 	rm -f "$data" "$tree_work/times" "$tree_work/mon"
 	if [[ $w == build ]]; then
@@ -371,12 +404,12 @@ tree_launch() {
 	tree_cpu=$(tree_times_sum "$tree_work/times")
 	if [[ $tool == xprof* ]]; then
 		read -r samples procs p50 p99 pmax h50 h99 xcpu pcpu < <(tree_xprof_stats "$x" "$data")
-		read -r all first last win < <(tree_growth "$mon")
+		read -r all first last win tfirst tlast < <(tree_growth "$mon")
 	fi
 	[[ $tool == bare ]] || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
 	rm -f "$data"
 	tree_row "$rep" "$w" "$tool" "$work" "$total" - "$samples" "$procs" "$p50" "$p99" "$pmax" "$h50" \
-		"$h99" "$xcpu" "$all" "$first" "$last" "$win" "$pcpu" "$tree_cpu" "$bytes" -
+		"$h99" "$xcpu" "$all" "$first" "$last" "$win" "$pcpu" "$tree_cpu" "$bytes" - "$tfirst" "$tlast"
 	printf '  rep %d %-10s %-10s work %7.2fs total %7.2fs tree CPU %7.2fs%s\n' "$rep" "$w" "$tool" \
 		"$work" "$total" "$tree_cpu" "$([[ $tool != xprof* ]] || echo ", profile CPU ${pcpu}s, stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us (first $first, last $last)")"
 }
@@ -460,7 +493,7 @@ tree_attach() {
 	[[ $tool == bare ]] || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
 	rm -f "$data"
 	tree_row "$rep" forkserver "$tool" "$pg_seconds" - "$tps" "$samples" "$procs" "$p50" "$p99" "$pmax" \
-		"$h50" "$h99" "$xcpu" "$all" - - - "$pcpu" - "$bytes" "$harm"
+		"$h50" "$h99" "$xcpu" "$all" - - - "$pcpu" - "$bytes" "$harm" - -
 	printf '  rep %d %-10s %-10s %8.1f tps, server %s%s\n' "$rep" forkserver "$tool" "$tps" "$harm" \
 		"$([[ $tool != xprof* ]] || echo ", stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us")"
 }
@@ -493,7 +526,7 @@ trees_run() {
 	mkdir -p "$tree_work"
 	rm -f "$tree_work/fifo"
 	mkfifo "$tree_work/fifo"
-	printf 'rep\tworkload\ttool\twork_s\ttotal_s\ttps\tsamples\tprocesses\tstop_p50_us\tstop_p99_us\tstop_max_us\theld_p50_us\theld_p99_us\txprof_cpu_s\tcpu_per_process_us\tcpu_first_us\tcpu_last_us\twindow\tprofile_cpu_s\ttree_cpu_s\tbytes\tserver\n' \
+	printf 'rep\tworkload\ttool\twork_s\ttotal_s\ttps\tsamples\tprocesses\tstop_p50_us\tstop_p99_us\tstop_max_us\theld_p50_us\theld_p99_us\txprof_cpu_s\tcpu_per_process_us\tcpu_first_us\tcpu_last_us\twindow\tprofile_cpu_s\ttree_cpu_s\tbytes\tserver\tcpu_per_tree_first_ms\tcpu_per_tree_last_ms\n' \
 		>"$out/trees-runs.tsv"
 	for w in "${tree_list[@]}"; do
 		case $w in
@@ -576,13 +609,17 @@ trees_summary() {
 			srv[key] = srv[key] ($22 == "ok" ? "" : " " $22)
 		if ($17 != "-" && $16 > 0)
 			add(key, "growth", $17 / $16)
+		add(key, "tfirst", $23); add(key, "tlast", $24)
+		if ($24 != "-" && $23 > 0)
+			add(key, "tgrowth", $24 / $23)
 	}
 	END {
 		print "workload", "tool", "runs", "ratio", "work_s", "tps", "bare", "samples", "processes",
 			"stop_p50_us", "stop_p99_us", "stop_max_us", "held_p50_us", "held_p99_us",
 			"xprof_cpu_s", "cpu_per_process_us", "cpu_first_us", "cpu_last_us", "window",
 			"profile_cpu_s", "tree_cpu_s", "bytes", "profile_over_tree", "last_over_first", "server",
-			"ratio_range", "bare_range"
+			"ratio_range", "bare_range", "cpu_per_tree_first_ms", "cpu_per_tree_last_ms",
+			"tree_last_over_first"
 		for (k = 1; k <= nk; k++) {
 			key = order[k]
 			split(key, p, SUBSEP)
@@ -592,7 +629,8 @@ trees_summary() {
 				line = line OFS median(vals[key, i])
 			print line, median(vals[key, "acct"]), median(vals[key, "growth"]),
 				p[2] == "bare" || p[1] != "forkserver" ? "-" : (srv[key] == "" ? "ok" : srv[key]),
-				range(vals[key, "ratio"]), range(vals[key, "bare"])
+				range(vals[key, "ratio"]), range(vals[key, "bare"]), median(vals[key, "tfirst"]),
+				median(vals[key, "tlast"]), median(vals[key, "tgrowth"])
 		}
 	}' "$out/trees-runs.tsv" "$out/trees-runs.tsv" >"$out/trees.tsv"
 	echo "Process trees at $tree_freq Hz: medians of $tree_reps interleaved repetitions (the order of the tools rotates)." \
@@ -611,17 +649,20 @@ trees_launched_table() {
 	echo "stops: xprof's stop p50 / p99 / max (held p99), µs;"
 	echo "xprof CPU / task: xprof's CPU per task (process or thread) created in the tree, over the whole"
 	echo "run, its first W and its last W tasks, and last / first (1: no growth along the recording);"
+	echo "per tree CPU-s: its CPU per second of the tree's CPU in those windows, ms (a window of"
+	echo "longer lives has more samples per task);"
 	echo "profile / tree CPU: the profile's total weight against the tree's CPU time (getrusage of the"
 	echo "wrapper shell and its children)."
 	echo
-	echo "| workload | tool | slowdown | work s (bare) | processes | stops µs (held p99) | xprof CPU / task µs: all, first W, last W (last/first) | profile / tree CPU s |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|"
+	echo "| workload | tool | slowdown | work s (bare) | processes | stops µs (held p99) | xprof CPU / task µs: all, first W, last W (last/first) | per tree CPU-s ms: first, last (last/first) | profile / tree CPU s |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' 'NR > 1 && $1 != "forkserver" && $2 != "bare" {
 		stops = $10 == "-" ? "-" : sprintf("%s / %s / %s (%s)", $10, $11, $12, $14)
 		cpu = $16 == "-" ? "-" : ($17 == "-" ? $16 : sprintf("%s, %s, %s (%.2f; W %s)", $16, $17, $18, $24, $19))
 		acct = $20 == "-" ? "-" : sprintf("%s / %s (%.2f)", $20, $21, $23)
-		printf "| %s | %s | %s | %.2f (%.2f) | %s | %s | %s | %s |\n", $1, $2,
-			$4 == "-" ? "-" : sprintf("%.2f (%s)", $4, $26), $5, $7, $9, stops, cpu, acct
+		per_tree = $28 == "-" ? "-" : sprintf("%s, %s (%.2f)", $28, $29, $30)
+		printf "| %s | %s | %s | %.2f (%.2f) | %s | %s | %s | %s | %s |\n", $1, $2,
+			$4 == "-" ? "-" : sprintf("%.2f (%s)", $4, $26), $5, $7, $9, stops, cpu, per_tree, acct
 	}' "$out/trees.tsv"
 }
 
