@@ -224,7 +224,7 @@ pg_check() {
 	read -ra p </proc/"$pg_pid"/task/"$pg_pid"/children || true
 	pids+=("${p[@]}")
 	for p in "${pids[@]}"; do
-		read -r line <"/proc/$p/stat" 2>/dev/null || continue
+		read -r line 2>/dev/null <"/proc/$p/stat" || continue
 		st=${line##*) }
 		st=${st%% *}
 		tracer=$(awk '/^TracerPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
@@ -255,13 +255,13 @@ tree_ns_init() {
 	pid=$!
 	if [[ $mon != - ]]; then
 		exec 8>"$mon" 9<>"$fifo"
-		while read -r line <"/proc/$pid/stat"; do
+		while read -r line 2>/dev/null <"/proc/$pid/stat"; do
 			st=${line##*) }
 			[[ ${st:0:1} != Z ]] || break
 			read -r _ _ _ _ last </proc/loadavg
 			cpu=0 n=0
 			for f in /proc/"$pid"/task/*/schedstat; do
-				read -r ns _ <"$f" 2>/dev/null || continue
+				read -r ns _ 2>/dev/null <"$f" || continue
 				cpu=$((cpu + ns)) n=$((n + 1))
 			done
 			((n)) || break
@@ -270,7 +270,7 @@ tree_ns_init() {
 				p=${f#/proc/}
 				p=${p%/stat}
 				((p != 1)) || continue
-				read -r line <"$f" 2>/dev/null || continue
+				read -r line 2>/dev/null <"$f" || continue
 				# shellcheck disable=SC2086 # the fields after the name
 				set -- ${line##*) }
 				if ((p == pid)); then
@@ -390,7 +390,7 @@ tree_launch() {
 		tree_ns_init "$mon" "$tree_work/fifo" "${cmd[@]}" >"$log.out" 2>"$log.err" || status=$?
 	t1=$(now)
 	total=$(elapsed "$t0" "$t1")
-	read -r line <"$tree_work/times" 2>/dev/null || line=""
+	read -r line 2>/dev/null <"$tree_work/times" || line=""
 	read -r t0 t1 st <<<"$line"
 	if ((status)) || [[ ${st:-x} != 0 ]]; then
 		fail "$w $tool" "exit $status (work: ${st:-none}): $(tail -n 1 "$log.err") $(tail -n 1 "$log.work" 2>/dev/null)"
