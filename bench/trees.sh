@@ -2,7 +2,7 @@
 # shellcheck shell=bash disable=SC2154 # run.sh's settings
 #
 # Process trees, a part of bench/run.sh (sourced by it, never run alone; it
-# uses run.sh's settings, its perf set-up and its helpers fail, now,
+# uses run.sh's settings, its perf set-up and its functions fail, now,
 # elapsed, die).  The workloads (BENCH_TARGETS names; "trees" is all five):
 #
 #   build       a clean 'make -j2' of tmux 3.3a (Debian's source package
