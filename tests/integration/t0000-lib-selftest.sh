@@ -8,6 +8,10 @@
 #     GIVEN condition, anchored names: "a" is not "main", frames with spaces);
 #   - the share assertions pass and fail where they should and print the
 #     figures both ways;
+#   - the file assertions: a file that lacks a pattern passes
+#     assert_file_lacks, a missing file fails it;
+#   - known_gap passes while its check fails, fails when the check passes
+#     (the gap closed) and when the check cannot complete;
 #   - expect_exit tells "exited 139" from "killed by SIGSEGV", and a
 #     command that cannot be started from one that exits 127;
 #   - the readiness FIFO, start_bg/wait_bg, and the EXIT trap that kills
@@ -88,6 +92,58 @@ assert_eq "no sample to consider fails" "$out" \
 out=$(assert_samples_at_least "enough" 101 canned.folded)
 assert_eq "sample count" "$out" "FAIL: enough: 100 samples (want >= 101)"
 assert_eq "failures in subshells did not count here" "$XP_FAILS" "$fails_before"
+
+say "## file assertions"
+fails_before=$XP_FAILS
+printf 'alpha\nbeta\n' >ab.txt
+out=$(assert_file_lacks "no gamma" ab.txt 'gamma')
+assert_eq "a file without the pattern passes" "$out" "  ok: no gamma"
+out=$(assert_file_lacks "no beta" ab.txt '^beta$')
+case $out in
+"FAIL: no beta: ab.txt has a line matching /^beta\$/"*) say "  ok: a file with the pattern fails" ;;
+*) fail "assert_file_lacks on a matching file: $out" ;;
+esac
+out=$(assert_file_lacks "nothing" missing.txt 'gamma')
+assert_eq "a missing file fails" "$out" "FAIL: nothing: no file missing.txt to look in"
+out=$(assert_file_matches "alpha" missing.txt 'alpha')
+case $out in
+"FAIL: alpha: no line of missing.txt matches /alpha/"*) say "  ok: a missing file has no match" ;;
+*) fail "assert_file_matches on a missing file: $out" ;;
+esac
+assert_eq "failures in subshells did not count here" "$XP_FAILS" "$fails_before"
+
+say "## known gaps"
+fails_before=$XP_FAILS
+gaps_before=$XP_GAPS
+out=$(
+	known_gap "the a share is low" assert_share_between "a" 60 70 canned.folded "chain:main;work;a"
+	echo "fails $XP_FAILS gaps $XP_GAPS"
+)
+assert_eq "a failing check is a known gap, not a failure" "${out//$'\n'/ | }" \
+	"  known gap: the a share is low: a: 50.0% (50/100 samples; want 60..70%) | fails $fails_before gaps $((gaps_before + 1))"
+out=$(
+	known_gap "the a share is low" assert_share_between "a" 46 54 canned.folded "chain:main;work;a"
+	echo "fails $XP_FAILS gaps $XP_GAPS"
+)
+assert_eq "a passing check fails the test, saying the gap closed" "${out//$'\n'/ | }" \
+	"  ok: a: 50.0% (50/100 samples; want 46..54%) | FAIL: known gap closed: the a share is low: the check passes: remove known_gap from it | fails $((fails_before + 1)) gaps $gaps_before"
+out=$(
+	known_gap "no file" assert_share_between "x" 1 2 missing.folded "frame:x" 2>/dev/null
+	echo "fails $XP_FAILS gaps $XP_GAPS"
+)
+case ${out//$'\n'/ | } in
+"FAIL: known gap: no file: the check did not complete: assert_share_between x 1 2 missing.folded frame:x"*"fails $((fails_before + 1)) gaps $gaps_before")
+	say "  ok: a check that cannot complete fails" ;;
+*) fail "known_gap on a check that ends the subshell: $out" ;;
+esac
+assert_eq "failures in subshells did not count here" "$XP_FAILS" "$fails_before"
+cat >gap.sh <<EOF
+. "$XP_SRC/tests/lib/lib.sh"
+known_gap "always" fail "on purpose"
+finish
+EOF
+expect_exit 0 bash gap.sh
+assert_file_matches "finish names the open gap" "$XP_OUT" '^PASS: gap \(1 known gap\(s\) still open\)$'
 
 say "## flat reports"
 # As printed by 'xprof report --flat' (report/out_flat.c); names may hold spaces.

@@ -42,6 +42,7 @@ export XPROF XP_TARGETS XP_SRC XP_DATA XP_BUILD
 unset XP_READY_FIFO
 
 XP_FAILS=0       # failed assertions so far
+XP_GAPS=0        # checks that failed as a known gap said (known_gap)
 XP_RUNS=0        # commands run by expect_exit/check_exit
 XP_PGIDS=()      # process groups started by start_bg
 XP_PIDS=()       # other processes to kill at exit (from ready lines)
@@ -68,6 +69,47 @@ fail_now() {
 	exit 1
 }
 
+# known_gap GAP CHECK [ARGS...]: a check that the known gap GAP keeps from
+# passing, held to the bound where it belongs (git's test_expect_failure).
+# CHECK is an assertion of this library (or a function that records its
+# failures with fail); it runs in a subshell, and:
+#   - it fails, as expected: its failure is printed as "  known gap: GAP:
+#     <its message>", and the test goes on without a failure;
+#   - it passes (its "ok:" line is printed): the gap has closed, or the
+#     check no longer tests it: a failure, "FAIL: known gap closed: GAP:
+#     ...", so that the mark is taken away and the check holds from then on;
+#   - it cannot be made (it ended the subshell, as fail_now does): a failure.
+# Say in GAP what the gap is, so that the log names it.  finish counts the
+# gaps still open on its PASS line.
+known_gap() {
+	local gap=$1 out fails line
+	shift
+	out=$(
+		XP_FAILS=0
+		"$@"
+		printf '\n_xp_known_gap %d\n' "$XP_FAILS"
+	) || true
+	fails=${out##*_xp_known_gap }
+	out=${out%$'\n'_xp_known_gap *}
+	if [[ ! $fails =~ ^[0-9]+$ ]]; then
+		fail "known gap: $gap: the check did not complete: $(_xp_quote "$@")"
+		[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/  | /'
+		return 0
+	fi
+	while IFS= read -r line; do
+		if [[ $line == "FAIL: "* ]]; then
+			say "  known gap: $gap: ${line#FAIL: }"
+		elif [[ $line ]]; then
+			say "$line"
+		fi
+	done <<<"$out"
+	if ((fails)); then
+		XP_GAPS=$((XP_GAPS + 1))
+	else
+		fail "known gap closed: $gap: the check passes: remove known_gap from it"
+	fi
+}
+
 # skip REASON...: the test cannot run here (ctest reports it as skipped).
 skip() {
 	if ((XP_FAILS)); then
@@ -83,7 +125,11 @@ finish() {
 		printf 'FAIL: %s: %d assertion(s) failed\n' "$XP_TEST" "$XP_FAILS"
 		exit 1
 	fi
-	printf 'PASS: %s\n' "$XP_TEST"
+	if ((XP_GAPS)); then
+		printf 'PASS: %s (%d known gap(s) still open)\n' "$XP_TEST" "$XP_GAPS"
+	else
+		printf 'PASS: %s\n' "$XP_TEST"
+	fi
 	exit 0
 }
 
@@ -463,10 +509,13 @@ assert_file_matches() {
 	fi
 }
 
-# assert_file_lacks LABEL FILE ERE: no line of FILE matches ERE.
+# assert_file_lacks LABEL FILE ERE: FILE exists and no line of it matches
+# ERE (a missing or unreadable file fails: it proves nothing).
 assert_file_lacks() {
 	local label=$1 file=$2 re=$3
-	if grep -Eq -- "$re" "$file" 2>/dev/null; then
+	if [[ ! -f $file || ! -r $file ]]; then
+		fail "$label: no file $file to look in"
+	elif grep -Eq -- "$re" "$file"; then
 		fail "$label: $(basename "$file") has a line matching /$re/"
 		show_file "$(basename "$file")" "$file"
 	else
@@ -598,13 +647,13 @@ assert_share_between() {
 	stats=$(folded_stats "$file" "$cond" "$given") || fail_now "$label: cannot read $file"
 	verdict=$(awk -v s="$stats" -v lo="$lo" -v hi="$hi" -v given="$given" 'BEGIN {
 		split(s, v, " ")
-		of = given == "" ? "" : sprintf(" of %d matching %s", v[2], given)
+		of = given == "" ? "" : sprintf(" of %.0f matching %s", v[2], given)
 		if (v[2] == 0) {
-			printf "bad no samples to consider (%d in total%s)\n", v[3], of
+			printf "bad no samples to consider (%.0f in total%s)\n", v[3], of
 			exit
 		}
 		p = 100 * v[1] / v[2]
-		printf "%s %.1f%% (%d/%d samples%s; want %s..%s%%)\n",
+		printf "%s %.1f%% (%.0f/%.0f samples%s; want %s..%s%%)\n",
 			(p >= lo && p <= hi) ? "ok" : "bad", p, v[1], v[2], of, lo, hi
 	}')
 	if [[ $verdict == ok* ]]; then
