@@ -7,7 +7,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "control.h"
-#include "datafile.h"
+#include "output.h"
 #include "err.h"
 #include "opt.h"
 #include "sampler.h"
@@ -113,8 +113,8 @@ int cmd_attach(int argc, char **argv)
 			return XP_EXIT_FAIL;
 		}
 	}
-	ret = common_run_sample(&r, &opts.rec, SAMPLER_ATTACH, argc, argv);
-	if (common_parts_close(&r.parts, name, sizeof(name), &bytes))
+	ret = common_run_sample(&r, &opts.rec, SAMPLER_ATTACH);
+	if (output_close(&r.out, name, sizeof(name), &bytes))
 		ret = -1;
 	if (r.st.end == SAMPLER_END_SIGNAL)
 		xp_info("sampling stopped by %s", strsignal(r.st.end_signal));

@@ -1,29 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared pieces of record, attach and dump: option choices, meta records,
- * the summary paragraph, the checks on a pid, and the one place that turns
- * a ptrace errno into an explanation with hints (as perf's
+ * Shared pieces of record, attach and dump: option choices, a recording's
+ * run, the summary paragraph, the checks on a pid, and the one place that
+ * turns a ptrace errno into an explanation with hints (as perf's
  * evsel__open_strerror does).
  */
 #include "common.h"
-#include "clock.h"
 #include "control.h"
 #include "ctl.h"
 #include "err.h"
-#include "datafile.h"
+#include "output.h"
 #include "sampler.h"
 #include "tracer.h"
-#include "version.h"
 #include "opt.h"
 #include "procfs.h"
 #include "cmd.h"
-#include "arch.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <signal.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,29 +29,6 @@
 const char *const common_call_graph_choices[] = {"auto", "fp", "dwarf", "libunwind", "check", NULL};
 const char *const common_switch_format_choices[] = {"data", "pprof", NULL};
 const char *const common_mode_choices[] = {"cpu", "wall", NULL};
-
-static int write_meta(struct df_writer *w, int argc, char **argv)
-{
-	char host[256] = "", cmdline[4096] = "";
-	size_t len = 0;
-	int i;
-
-	for (i = 0; i < argc && len + 2 < sizeof(cmdline); i++) {
-		int n =
-		    snprintf(cmdline + len, sizeof(cmdline) - len, "%s%s", i ? " " : "", argv[i]);
-
-		if (n < 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len >= sizeof(cmdline))
-		cmdline[sizeof(cmdline) - 1] = 0;
-	gethostname(host, sizeof(host) - 1);
-	if (df_write_meta(w, "cmdline", cmdline) || df_write_meta(w, "hostname", host) ||
-	    df_write_meta(w, "xprof_version", XPROF_VERSION))
-		return -1;
-	return 0;
-}
 
 size_t common_record_options(struct xp_option *o, struct record_opts *ro, const char *duration_help)
 {
@@ -222,21 +195,6 @@ int common_open_control(const struct record_opts *ro, struct control *c)
 	return control_open(c, &spec);
 }
 
-struct df_writer *common_open_output(const char *path, int argc, char **argv)
-{
-	struct df_writer *w;
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	w = df_writer_open(path, xp_arch_host()->e_machine,
-			   xp_timespec_ns(&now));
-	if (w && write_meta(w, argc, argv)) {
-		df_writer_discard(w);
-		return NULL;
-	}
-	return w;
-}
-
 void common_block_signals(const struct record_opts *ro)
 {
 	sigset_t set;
@@ -268,7 +226,13 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 	    .rt_priority = (unsigned int)ro->rt_priority,
 	    .status_line = isatty(STDERR_FILENO) && !ro->quiet,
 	    .foreground = common_foreground,
+	    .switch_ns = ro->switch_ns,
+	    .switch_bytes = ro->switch_bytes,
+	    .switch_signal = ro->switch_signal,
 	};
+	/* A part ends at a flush: flush at least as often as parts end. */
+	if (ro->switch_ns && ro->switch_ns < so->flush_ns)
+		so->flush_ns = ro->switch_ns;
 }
 
 static const char *human_bytes(uint64_t b, char *buf, size_t len)
@@ -531,8 +495,7 @@ int common_run_open(struct common_run *r, const struct record_opts *ro, int argc
 	/* Before the output exists: who sees it may signal (SIGUSR2 with --switch-output signal).
 	 */
 	common_block_signals(ro);
-	r->w = common_open_output(ro->output, argc, argv);
-	if (!r->w) {
+	if (output_open(&r->out, ro->output, argc, argv)) {
 		control_close(&r->ctl);
 		return -1;
 	}
@@ -545,19 +508,18 @@ int common_run_open(struct common_run *r, const struct record_opts *ro, int argc
 void common_run_abort(struct common_run *r)
 {
 	tracer_release(&r->t);
-	df_writer_discard(r->w); /* nothing recorded: an earlier output stays */
+	output_discard(&r->out); /* nothing recorded: an earlier output stays */
 	control_close(&r->ctl);
 }
 
-int common_run_sample(struct common_run *r, const struct record_opts *ro, int kind, int argc,
-		      char **argv)
+int common_run_sample(struct common_run *r, const struct record_opts *ro, int kind)
 {
 	int ret;
 
 	common_sampler_opts(ro, kind, &r->so);
-	common_sampler_parts(ro, r->w, argc, argv, &r->parts, &r->so);
+	output_parts(&r->out, ro->switch_format == 1, &r->so);
 	r->so.control = ro->control_arg ? &r->ctl : NULL;
-	ret = sampler_run(&r->t, r->w, &r->so, &r->st);
+	ret = sampler_run(&r->t, r->out.w, &r->so, &r->st);
 	control_close(&r->ctl);
 	return ret;
 }

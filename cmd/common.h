@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What record, attach and dump share: the option entries they take (defined
- * once), opening the output, the end-of-run summary, the checks on a pid
- * before attaching, and the explanation of ptrace errors.
+ * once), a recording's run (its output is output.h's), the end-of-run
+ * summary, the checks on a pid before attaching, and the explanation of
+ * ptrace errors.
  */
 #ifndef XPROF_CMD_COMMON_H
 #define XPROF_CMD_COMMON_H
@@ -13,10 +14,9 @@
 #include <sys/types.h>
 
 #include "control.h"
+#include "output.h"
 #include "sampler.h"
 #include "tracer.h"
-
-struct df_writer;
 
 extern const char *const common_call_graph_choices[];	 /* indexed by enum unwind_mode */
 extern const char *const common_mode_choices[];		 /* indexed by enum sampler_mode */
@@ -52,46 +52,11 @@ struct xp_cmd_help;
 int common_record_check(struct record_opts *ro, const struct xp_cmd_help *help);
 
 /*
- * Create the data file of a recording with its meta records (command line,
- * host, version).  NULL after a printed error.
- */
-struct df_writer *common_open_output(const char *path, int argc, char **argv);
-
-/*
  * Block the signals the sampler takes through a signalfd (SIGUSR2 too
  * with --switch-output signal), before any child is started so that none
  * is lost (a launched command unblocks them).
  */
 void common_block_signals(const struct record_opts *ro);
-
-/*
- * --switch-output: the parts of a recording.  The data goes to the -o
- * file; when a part ends, that file is renamed to "<output>.<time>"
- * (YYYYmmddHHMMSScc, local time, as perf names them) and a new one
- * started.  With @pprof a "<part>.pb.gz" is written beside each part in
- * the background (the last one before the recording returns).
- */
-struct common_parts {
-	const char *output;
-	int argc;
-	char **argv; /* for the meta records of each part */
-	bool on;     /* --switch-output given */
-	bool pprof;
-	struct df_writer *w; /* the current part's */
-	unsigned int nr;     /* parts ended */
-	uint64_t bytes;	     /* bytes of the parts ended */
-};
-
-/* sampler_opts.switch_fn; @ctx is a struct common_parts. */
-struct df_writer *common_switch_output(void *ctx, struct df_writer *old);
-
-/*
- * After the recording: close the data file (df_writer_close); with parts,
- * name the last one as the others.  @name gets the file's name (the
- * output's when it could not be renamed), *@bytes what all parts hold.
- * 0, or -1 after a printed error.
- */
-int common_parts_close(struct common_parts *cp, char *name, size_t len, uint64_t *bytes);
 
 /*
  * Open the FIFOs of --control, if given, into @c (control.h).  0, or -1
@@ -100,24 +65,21 @@ int common_parts_close(struct common_parts *cp, char *name, size_t len, uint64_t
 struct control;
 int common_open_control(const struct record_opts *ro, struct control *c);
 
-/* The sampler settings from the shared record/attach options. */
+/* The sampler settings from the shared record/attach options (--switch-output's included). */
 void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_opts *so);
-/* The same, and --switch-output's parts in @cp (which must outlive the recording). */
-void common_sampler_parts(const struct record_opts *ro, struct df_writer *w, int argc, char **argv,
-			  struct common_parts *cp, struct sampler_opts *so);
 
 /*
  * What a recording of record or attach holds while it runs.  The command
  * calls common_run_open, launches or attaches with @t, then
- * common_run_sample; after a failed launch or attach, common_run_abort.
+ * common_run_sample and output_close(&out); after a failed launch or
+ * attach, common_run_abort.
  */
 struct common_run {
 	struct control ctl;
-	struct df_writer *w; /* the output, until the parts take it over */
+	struct output out;
 	struct tracer t;
 	struct sampler_opts so;
 	struct sampler_stats st;
-	struct common_parts parts;
 };
 
 /*
@@ -131,11 +93,10 @@ int common_run_open(struct common_run *r, const struct record_opts *ro, int argc
 void common_run_abort(struct common_run *r);
 /*
  * Sample the traced targets as @kind (enum sampler_kind) until the
- * recording ends, into r->so and r->st, then close --control; the parts
- * are left for common_parts_close.  Returns sampler_run's result.
+ * recording ends, into r->so and r->st, then close --control; the output
+ * is left for output_close.  Returns sampler_run's result.
  */
-int common_run_sample(struct common_run *r, const struct record_opts *ro, int kind, int argc,
-		      char **argv);
+int common_run_sample(struct common_run *r, const struct record_opts *ro, int kind);
 
 /* The one-paragraph summary on stderr (unless -q). */
 void common_print_summary(const struct sampler_opts *o, const struct sampler_stats *st,

@@ -15,7 +15,7 @@
 #include "common.h"
 #include "control.h"
 #include "ctl.h"
-#include "datafile.h"
+#include "output.h"
 #include "err.h"
 #include "opt.h"
 #include "sampler.h"
@@ -124,13 +124,13 @@ int cmd_record(int argc, char **argv)
 		return XP_EXIT_FAIL;
 	}
 	common_own_session(); /* the command stays in the terminal's process group */
-	ret = common_run_sample(&r, &opts, SAMPLER_RECORD, opts.argc, opts.argv);
+	ret = common_run_sample(&r, &opts, SAMPLER_RECORD);
 	if (wait_root(&r.t))
 		xp_warn("lost track of the command: %s", strerror(errno));
 	code = common_exit_status(r.t.root_status);
 	if (code == XP_EXIT_NOEXEC && WIFEXITED(r.t.root_status) && (e = tracer_exec_error(&r.t))) {
 		xp_error("cannot run '%s': %s", opts.argv[0], strerror(e));
-		df_writer_discard(r.parts.w); /* nothing ran: an earlier output stays */
+		output_discard(&r.out); /* nothing ran: an earlier output stays */
 		tracer_release(&r.t);
 		return XP_EXIT_NOEXEC;
 	}
@@ -146,7 +146,7 @@ int cmd_record(int argc, char **argv)
 		xp_info("'%s' was killed by signal %d (%s)%s", opts.argv[0],
 			WTERMSIG(r.t.root_status), strsignal(WTERMSIG(r.t.root_status)),
 			WCOREDUMP(r.t.root_status) ? ", core dumped" : "");
-	if (common_parts_close(&r.parts, name, sizeof(name), &bytes))
+	if (output_close(&r.out, name, sizeof(name), &bytes))
 		ret = -1;
 	if (!r.st.samples && !ret)
 		xp_warn("no samples were collected (sampling ran for %.3f s)",

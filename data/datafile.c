@@ -14,13 +14,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /*
@@ -46,14 +44,6 @@ struct df_batch {
 
 struct df_writer {
 	char *path; /* as the user named it, for messages */
-	/*
-	 * The file written: @path, through a symbolic link; NULL when @path is
-	 * not a regular file (a device, a FIFO: written as it is).  The file
-	 * that was there is kept as @old ("<dest>.old") from the start, put back
-	 * by df_writer_discard; an empty one is not kept once done.
-	 */
-	char *dest, *old;
-	bool old_empty;
 	int fd;
 	struct df_writer *next; /* in df_open_writers */
 	bool failed;  /* a write failed: every later call returns -1 quietly */
@@ -169,13 +159,6 @@ static void datafile_unlink_writer(struct df_writer *w)
 	}
 }
 
-/* The recording is kept: so is a previous @dest, unless it was empty. */
-static void datafile_done(struct df_writer *w)
-{
-	if (w->old && w->old_empty)
-		unlink(w->old);
-}
-
 /*
  * exit() while recording (out of memory, xp_die): the buffer and the
  * batches hold whole entries only (each is complete before anything else
@@ -205,46 +188,7 @@ static void datafile_at_exit(void)
 				break;
 		}
 		close(w->fd);
-		datafile_done(w);
 	}
-}
-
-/*
- * Open @path for writing, as perf does: a regular file there (through a
- * symbolic link) is first renamed to "<path>.old", replacing an earlier
- * one; what is not a regular file (/dev/null, a FIFO) is written as it is
- * (a directory fails).  -1 with errno set, the old file back in place.
- */
-static int datafile_create(struct df_writer *w, const char *path)
-{
-	char real[PATH_MAX];
-	struct stat st;
-	int fd, err;
-
-	if (!stat(path, &st) && !S_ISREG(st.st_mode))
-		return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	w->dest = xp_strdup(
-	    !lstat(path, &st) && S_ISLNK(st.st_mode) && realpath(path, real) ? real : path);
-	if (!stat(w->dest, &st)) {
-		w->old = xp_malloc(strlen(w->dest) + 5);
-		strcpy(stpcpy(w->old, w->dest), ".old");
-		w->old_empty = !st.st_size;
-		if (rename(w->dest, w->old)) {
-			err = errno;
-			free(w->old);
-			w->old = NULL;
-			errno = err;
-			return -1;
-		}
-	}
-	/* 0600 as perf does: the file names the programs and arguments that ran. */
-	fd = open(w->dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 && w->old) {
-		err = errno;
-		rename(w->old, w->dest);
-		errno = err;
-	}
-	return fd;
 }
 
 static void datafile_free(struct df_writer *w)
@@ -253,23 +197,28 @@ static void datafile_free(struct df_writer *w)
 
 	for (i = 0; i < w->nbatches; i++)
 		free(w->batches[i].buf);
-	XP_FREE_ALL(w->batches, w->buf, w->seen, w->vdso_sums, w->path, w->dest, w->old, w);
+	XP_FREE_ALL(w->batches, w->buf, w->seen, w->vdso_sums, w->path, w);
 }
 
 struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns)
 {
-	static bool registered;
-	uint8_t hdr[DF_HEADER_LEN], *p = hdr;
-	struct df_writer *w = xp_calloc(1, sizeof(*w));
-	int err;
+	/* 0600 as perf does: the file names the programs and arguments that ran. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-	w->path = xp_strdup(path);
-	w->fd = datafile_create(w, path);
-	if (w->fd < 0) {
+	if (fd < 0) {
 		xp_error("cannot create '%s': %s", path, strerror(errno));
-		datafile_free(w);
 		return NULL;
 	}
+	return df_writer_fdopen(fd, path, e_machine, start_ns);
+}
+
+struct df_writer *df_writer_fdopen(int fd, const char *name, uint16_t e_machine, uint64_t start_ns)
+{
+	static bool registered;
+	uint8_t hdr[DF_HEADER_LEN], *p = hdr;
+	struct df_writer *w;
+	int err;
+
 	put_bytes(&p, DF_MAGIC, DF_MAGIC_LEN);
 	put_u16(&p, DF_VERSION);
 	put_u8(&p, DF_ENDIAN_LITTLE);
@@ -277,13 +226,20 @@ struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t 
 	put_u16(&p, e_machine);
 	put_u16(&p, DF_HEADER_LEN);
 	put_u64(&p, start_ns);
-	/* The header goes out at once: a recorder killed now leaves a valid, empty profile. */
-	err = write_all(w->fd, hdr, sizeof(hdr));
+	/*
+	 * The header goes out at once, before anything is allocated: a
+	 * recorder killed or out of memory from now on leaves a valid, empty
+	 * profile.
+	 */
+	err = write_all(fd, hdr, sizeof(hdr));
 	if (err) {
-		xp_error("cannot write '%s': %s", path, strerror(-err));
-		df_writer_discard(w);
+		xp_error("cannot write '%s': %s", name, strerror(-err));
+		close(fd);
 		return NULL;
 	}
+	w = xp_calloc(1, sizeof(*w));
+	w->path = xp_strdup(name);
+	w->fd = fd;
 	w->bytes = sizeof(hdr);
 	if (!registered)
 		registered = !atexit(datafile_at_exit);
@@ -716,8 +672,6 @@ int df_writer_close(struct df_writer *w)
 	/* close(2) can be where NFS reports a failed write. */
 	if (close(w->fd) && !ret && !w->failed)
 		ret = write_failed(w, -errno);
-	/* Even after a write error: what was written before it is a valid file. */
-	datafile_done(w);
 	datafile_free(w);
 	return ret;
 }
@@ -728,11 +682,6 @@ void df_writer_discard(struct df_writer *w)
 		return;
 	datafile_unlink_writer(w);
 	close(w->fd);
-	if (w->dest) {
-		unlink(w->dest);
-		if (w->old)
-			rename(w->old, w->dest);
-	}
 	datafile_free(w);
 }
 

@@ -73,16 +73,18 @@ enum df_process_flags {
 struct df_writer;
 
 /*
- * Start the data file @path and write its header.  Returns NULL after
- * printing an error.  @start_ns is the wall-clock start (CLOCK_REALTIME ns).
- * As perf does, a regular file at @path is first renamed to "<path>.old"
- * (replacing an earlier one): df_writer_close keeps it there (unless it
- * was empty), df_writer_discard puts it back.  What is not a regular file
- * (/dev/null, a FIFO) is written as it is.  The data goes to @path itself,
- * so a recorder killed outright leaves what it flushed there; should the
- * process exit() with the writer open (out of memory), the buffered
- * records are written out first.  The file's mode is 0600.
+ * Start a data file on @fd, which the writer owns from now on (closed by
+ * df_writer_close or df_writer_discard, or here on failure), and write its
+ * header at once.  @name names the file in messages.  @start_ns is the
+ * wall-clock start (CLOCK_REALTIME ns).  Returns NULL after printing an
+ * error.  Records go to @fd as they are flushed, so a recorder killed
+ * outright leaves what it flushed; should the process exit() with the
+ * writer open (out of memory), the buffered records are written out
+ * first.  Which file @fd is, and what becomes of an earlier one, is the
+ * caller's (cmd/output.c for a recording).
  */
+struct df_writer *df_writer_fdopen(int fd, const char *name, uint16_t e_machine, uint64_t start_ns);
+/* The same on @path, created or truncated, mode 0600 (tools and tests). */
 struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns);
 
 /* Times (@t) are ns since the start of recording, CLOCK_MONOTONIC based. */
@@ -155,9 +157,9 @@ int df_writer_flush(struct df_writer *w);
  */
 int df_writer_close(struct df_writer *w);
 /*
- * For a recording that never took place (the command could not run, the
- * attach failed): close, remove the new file, put the previous @path back,
- * free.  NULL is fine.
+ * For a recording that never took place: close without writing what is
+ * buffered, and free.  The file stays as it is (its header at least).
+ * NULL is fine.
  */
 void df_writer_discard(struct df_writer *w);
 /* Bytes written to the file so far (header included; buffered records are not). */
