@@ -136,6 +136,15 @@ case ${out//$'\n'/ | } in
 	say "  ok: a check that cannot complete fails" ;;
 *) fail "known_gap on a check that ends the subshell: $out" ;;
 esac
+out=$(
+	known_gap "misspelt" no_such_check_xp 2>/dev/null
+	echo "fails $XP_FAILS gaps $XP_GAPS"
+)
+case ${out//$'\n'/ | } in
+"FAIL: known gap: misspelt: the check did not complete: no_such_check_xp"*"fails $((fails_before + 1)) gaps $gaps_before")
+	say "  ok: a check that returns non-zero fails" ;;
+*) fail "known_gap on a check that returns non-zero: $out" ;;
+esac
 assert_eq "failures in subshells did not count here" "$XP_FAILS" "$fails_before"
 cat >gap.sh <<EOF
 . "$XP_SRC/tests/lib/lib.sh"

@@ -9,25 +9,21 @@
 # ordinary user.
 #   - A PTRACE_INTERRUPT that reaches a running thread from another CPU
 #     comes microseconds late, and the thread stops at the exit of the
-#     call it entered meanwhile: 85% of the samples in io() for a truth of
-#     30-40%, before xprof interrupted from the thread's own CPU
-#     (record/interrupt.c).
-#   - An ordinary user's controller that woke late on that CPU (the
-#     scheduler let the thread run to its next scheduling point) took the
-#     sample there: io() read 4-9 points under perf in the same run, until
-#     late wakes were retried.
+#     call it entered meanwhile (85% of the samples in io() for a truth of
+#     30-40% with --interrupt-from-any-cpu), so xprof interrupts a thread
+#     from its own CPU (record/interrupt.c).
+#   - A controller that wakes late on that CPU (an ordinary user's: the
+#     scheduler lets the thread run to its next scheduling point) would
+#     take the sample there (io() 4-9 points under perf in the same run),
+#     so a late wake is retried from a fresh instant.
 # The truth is the program's split in the profiled run and in unprofiled
 # runs just before and after it; they agree within 1-3 points, and one
 # run's samples (perf's too: perf record -e cpu-clock, in the same run)
-# within 1.5 of its own.  Bounds: 3 points beyond the span of the three
-# truths with 3 us bursts, 1.2 with 335 us bursts (truth under 1%; a skid
-# gave 2.3%) as root.  As an ordinary user, 335 us bursts at 3999 Hz read
-# 0.3-0.9 points over the truth in direct runs and 1.6 in two CI runs
-# (2.6-2.7% for 1.0-1.2%), where the controller got a third of the rate
-# asked for: wakes that come late by less than the retry threshold are
-# still taken at the next system call's exit.  That bound is 2 points, a
-# known gap; root's holds the skid.  999 Hz runs take 6 s, for enough
-# samples.  A sanitized
+# within 1.5 of its own.  Bounds, as root and as an ordinary user: 3
+# points beyond the span of the three truths with 3 us bursts, 1.2 with
+# 335 us bursts (truth under 1%; a skid gave 2.3%; as nobody 0.1-0.3
+# points over the span in 6 runs, 2 of them sanitized).  999 Hz runs take
+# 6 s, for enough samples.  A sanitized
 # xprof (scripts/test.sh --sanitize) is two to three times slower: there
 # the 3 us bounds are 3 points wider; the shipped build is held to the
 # stated ones.
@@ -90,7 +86,7 @@ for user in "${users[@]}"; do
 	say "## $user"
 	run "$user" 999 3 3
 	run "$user" 3999 3 3
-	run "$user" 3999 335 "$([[ $user == nobody ]] && echo 2 || echo 1.2)"
+	run "$user" 3999 335 1.2
 done
 
 finish

@@ -78,7 +78,8 @@ fail_now() {
 #   - it passes (its "ok:" line is printed): the gap has closed, or the
 #     check no longer tests it: a failure, "FAIL: known gap closed: GAP:
 #     ...", so that the mark is taken away and the check holds from then on;
-#   - it cannot be made (it ended the subshell, as fail_now does): a failure.
+#   - it cannot be made (it ended the subshell, as fail_now does, or
+#     returned non-zero, as a misspelt command does): a failure.
 # Say in GAP what the gap is, so that the log names it.  finish counts the
 # gaps still open on its PASS line.
 known_gap() {
@@ -86,8 +87,7 @@ known_gap() {
 	shift
 	out=$(
 		XP_FAILS=0
-		"$@"
-		printf '\n_xp_known_gap %d\n' "$XP_FAILS"
+		"$@" && printf '\n_xp_known_gap %d\n' "$XP_FAILS"
 	) || true
 	fails=${out##*_xp_known_gap }
 	out=${out%$'\n'_xp_known_gap *}
