@@ -33,11 +33,11 @@ struct xp_option;
 			 "how to walk stacks (default auto: frame pointers, CFI where missing)")
 
 /*
- * Fill @o with the options record and attach share (-F, -o, -d, -g,
- * --max-depth, --mode, --no-follow, --no-poll-idle, --interrupt-from-any-cpu, -r,
- * -q), bound to @ro; @duration_help says
- * what -d means for the command.  Returns how many entries were written (at
- * most COMMON_RECORD_OPTIONS); the caller adds the terminator.
+ * Fill @o with the options record and attach share, bound to @ro: all of
+ * record's (xprof-record(1)), from -F to -q, as the table in common.c
+ * lists them.  @duration_help says what -d means for the command.
+ * Returns how many entries were written (COMMON_RECORD_OPTIONS); the
+ * caller adds the terminator.
  */
 #define COMMON_RECORD_OPTIONS 19
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,

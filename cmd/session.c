@@ -16,18 +16,17 @@
  * stays in the job, passes on the signals it gets and ends with the
  * child's status.
  *
- * It is the default (--no-own-session turns it off): across autogroups,
- * the recorder that moves to a running thread's CPU preempts it less
- * promptly, and the thread once ran on to its next system call, so that
- * samples skidded there (tests/targets/sysmix as an ordinary user: 28% in
- * system calls against a truth of 13%).  Since a late wake on the thread's
- * CPU is retried (interrupt.c's settle), that skid is no longer seen:
- * sysmix as nobody beside two busy processes on 2 CPUs, 999 Hz, 33.3 and
- * 37.0% for truths of 34.8 and 38.6 from its own session, 41.1 and 34.3%
- * for 43.1 and 37.2 from the command's; alone, 31.8 / 33.6 and 38.0 / 37.6
- * (3999 Hz).  And the rate it keeps is large: threads 64 as nobody,
- * bench/run.sh, 24% -> 99% of 999 Hz, 6% -> 80% of 3999 Hz, held stop p99
- * 12-13 ms -> 36-52 us.
+ * It is the default (--no-own-session turns it off) for the rate it keeps:
+ * threads 64 as nobody (bench/run.sh) gets 99% of 999 Hz and 80% of 3999
+ * Hz from a session of its own against 24% and 6% from the command's, its
+ * held stop p99 36-52 us against 12-13 ms (t1401 checks that it is not
+ * starved).  Across autogroups the recorder that moves to a running
+ * thread's CPU preempts it less promptly, and a wake that comes late is
+ * retried (record/interrupt.c, settle), so samples do not skid to the
+ * thread's next system call: sysmix as nobody beside two busy processes
+ * on 2 CPUs, 999 Hz, 33.3 and 37.0% in its calls for truths of 34.8 and
+ * 38.6 from its own session, 41.1 and 34.3% for 43.1 and 37.2 from the
+ * command's (t1300 holds it within 3 points alone).
  *
  * Job control stays the command's and the terminal's (t1402): Ctrl-C and
  * Ctrl-\ reach the command and the process the shell started, which

@@ -3,9 +3,10 @@
  * The part of the data file's contract (doc/data-format.md) that folders
  * other than data/ need too: what a frame's flags mean, how deep a
  * recorded stack can be, and where a frame is looked up (the pc-1 rule).
- * The unwinders make frames by these rules (unwind/), the recorder adds
- * the syscall and truncation markers (record/samples.c); the report side
- * (aggregation, symbolize/, dump) reads them by the same ones.  Plain
+ * The unwinders make frames by these rules and mark a walk cut at
+ * --max-depth (unwind/), the recorder adds the syscall marker of a blocked
+ * thread (record/); the report side (aggregation, symbolize/, dump) reads
+ * them by the same ones.  Plain
  * types and one inline function: any folder may include it.
  */
 #ifndef XPROF_LIB_DATAFORMAT_H

@@ -6,7 +6,8 @@
 # 3 s, on a machine of few CPUs.  A thread woken from its sleep waits for a
 # CPU at the exit of clock_nanosleep; stopped there, it would be sampled
 # where it waits, not where its CPU time went (perf puts 90-93% of the
-# samples in pool_work; xprof used to put 74-93% in clock_nanosleep).
+# samples in pool_work; interrupting such a thread put 74-93% in
+# clock_nanosleep).
 #   - under record it completes with exit 0 and the output of an
 #     unprofiled run;
 #   - >= 60% of the samples are in worker_pool;pool_work, <= 35% in
