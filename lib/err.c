@@ -94,8 +94,9 @@ void xp_bug(const char *file, int line, const char *what)
 #ifdef XPROF_TEST_HOOKS
 /*
  * XPROF_TEST_FAIL_ALLOC=N: the Nth allocation through the functions below
- * fails as if memory had run out (for the tests of that path; builds with
- * -DXPROF_TEST_HOOKS=OFF ignore the variable).
+ * fails as if memory had run out, for the tests of that path (t9006).
+ * Only in builds with -DXPROF_TEST_HOOKS=ON (scripts/test.sh's): any other
+ * build ignores the variable.
  */
 static bool err_alloc_fails(void)
 {

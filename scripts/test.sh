@@ -4,8 +4,10 @@
 # scripts/test.sh [--sanitize] [CTEST_ARGS...]
 #
 # Build xprof as CI does and run the whole test suite: install missing
-# build dependencies, configure build/ with -DXPROF_WERROR=ON, build, and
-# run every ctest test (unit and integration) with --output-on-failure.
+# build dependencies, configure build/ with -DXPROF_WERROR=ON and the
+# failure-injection hooks of the tests (-DXPROF_TEST_HOOKS=ON, off in any
+# other build), build, and run every ctest test (unit and integration)
+# with --output-on-failure.
 # The output ends with ctest's summary line ("N% tests passed, ..."), and
 # the exit status is ctest's: non-zero if any test failed.  Arguments
 # after the options go to ctest (e.g. -L unit, -R t9).
@@ -23,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build
-cmake_args=(-DXPROF_WERROR=ON)
+cmake_args=(-DXPROF_WERROR=ON -DXPROF_TEST_HOOKS=ON)
 if [[ ${1:-} == --sanitize ]]; then
 	shift
 	build="build-san"

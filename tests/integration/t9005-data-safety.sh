@@ -12,13 +12,8 @@
 #     each bound -- depth cut to 65536, names cut to 4096 bytes, output
 #     stopped at 64 MiB + 32 x the file -- exits 0, and writes at most that
 #     bound (unbounded it would be 73 GB); the shallow stack beside it, which
-#     sorts first, is reported whole;
-#   - an allocation that fails (XPROF_TEST_FAIL_ALLOC=N, honoured by builds
-#     with -DXPROF_TEST_HOOKS=ON: the 1st, 2nd, 4th, ... until the command
-#     makes fewer) makes report and record print one "xprof: error: out of
-#     memory" line and exit 1, never a signal; the data file being read is
-#     unchanged, the one being recorded is in place and readable (with the
-#     samples taken so far).
+#     sorts first, is reported whole.
+# An allocation that fails is t9006's.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -94,47 +89,5 @@ say "# hostile.folded: $out bytes"
 ((out <= bound)) || fail "report wrote $out bytes, more than $bound"
 assert_file_matches "the shallow stack is there, whole" hostile.folded "^hostile;A_shallow;A_shallow 2$"
 assert_files_equal "the data file is unchanged" hostile.orig hostile.data
-
-say "## an allocation that fails is a clean error"
-# oom_runs LABEL COMMAND...: run COMMAND with its 1st, 2nd, 4th, 8th, ...
-# allocation failing, until it makes fewer allocations than that and
-# succeeds; every failure must be exit 1 with the one error line.
-oom_runs() {
-	local label=$1 n=1
-	shift
-	while ((n <= 1 << 20)); do
-		XPROF_TEST_FAIL_ALLOC=$n check_exit "0|1" "$@"
-		if [[ $(cat "$XP_STATUS") == "exit 0" ]]; then
-			say "# $label: fewer than $n allocations"
-			return 0
-		fi
-		assert_error_line "$label, allocation $n" "$XP_ERR"
-		assert_file_matches "$label, allocation $n: says so" "$XP_ERR" "^xprof: error: out of memory$"
-		oom_after "$n"
-		n=$((n * 2))
-	done
-	fail "$label: still failing with allocation $n"
-}
-
-cp keep.data keep.copy
-oom_after() { :; }
-oom_runs report "$XPROF" report -i keep.data --folded --value samples -o oom.folded
-assert_files_equal "the data file read is unchanged" keep.copy keep.data
-
-# After each failed record: the output is in place (or was never made), readable.
-oom_after() {
-	assert_eq "record, allocation $1: nothing left beside the output" "$(leftovers oom.data)" ""
-	if [[ -e oom.data ]]; then
-		check_exit 0 "$XPROF" report -i oom.data --header-only -o oom.header
-		assert_file_matches "record, allocation $1: oom.data is readable" oom.header \
-			"^# samples : [0-9]+$"
-		say "# record, allocation $1: oom.data: $(stat -c %s oom.data) bytes, $(grep '^# samples' oom.header)"
-	else
-		say "# record, allocation $1: failed before the output was made"
-	fi
-	rm -f oom.data oom.data.old
-}
-# Threads come and go: allocations all through the recording.
-oom_runs record "$XPROF" record -q -o oom.data -- "$XP_TARGETS/churn" threads 0.3 2
 
 finish

@@ -456,6 +456,13 @@ is_sanitized_build() {
 	grep -qx 'XPROF_SANITIZE:BOOL=ON' "$XP_BUILD/CMakeCache.txt" 2>/dev/null
 }
 
+# has_test_hooks: whether $XPROF was built with the failure-injection hooks
+# (-DXPROF_TEST_HOOKS=ON, as scripts/test.sh builds it): XPROF_TEST_FAIL_ALLOC
+# and the like are ignored without them, so the tests of those paths skip.
+has_test_hooks() {
+	grep -qx 'XPROF_TEST_HOOKS:BOOL=ON' "$XP_BUILD/CMakeCache.txt" 2>/dev/null
+}
+
 # --- waiting and /proc -----------------------------------------------------------
 
 # wait_until SECONDS COMMAND...: poll COMMAND (every 50 ms) until it succeeds;
