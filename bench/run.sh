@@ -412,7 +412,7 @@ run_one() {
 		[[ $tool != *-any ]] || extra=(--interrupt-from-any-cpu)
 		if [[ $tool == xprof-user* ]]; then
 			# The user writes the data file; $out is root's.
-			mkdir -p -m 1777 "$out/user"
+			mkdir -p "$out/user" && chmod 1777 "$out/user"
 			data=$out/user/run.data
 		fi
 		cmd=("$x" record "${xprof_opts[@]}" "${extra[@]}" -F "$f" -o "$data" -- "${cmd[@]}")

@@ -9,7 +9,7 @@
 # names anything still missing).
 set -euo pipefail
 
-# Usage: deps.sh [--test | --fuzz | --qemu-user | --bench]
+# Usage: deps.sh [--test | --fuzz | --qemu-user | --bench | --lint]
 #   (none)  what building xprof needs: cmake, gcc, make, pkg-config, and the
 #           libraries: libdw/libelf (elfutils: symbols, DWARF, CFI),
 #           libdebuginfod1 (which libdw loads to ask debuginfod servers
@@ -32,6 +32,8 @@ set -euo pipefail
 #           debian-archive-keyring (apt-get source of the build workload's
 #           package, checked against the archive's key), and what that
 #           package, tmux, needs to build: libevent-dev, libncurses-dev
+#   --lint  also shellcheck and clang-format (with git clang-format), for
+#           scripts/lint.sh
 packages=(cmake gcc make pkg-config libdw-dev libelf-dev libdebuginfod1 libunwind-dev
 	libcapstone-dev zlib1g-dev libiberty-dev)
 if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
@@ -47,6 +49,9 @@ fi
 if [[ ${1:-} == --bench ]]; then
 	packages+=(linux-perf util-linux postgresql dpkg-dev debian-archive-keyring libevent-dev
 		libncurses-dev)
+fi
+if [[ ${1:-} == --lint ]]; then
+	packages+=(shellcheck clang-format git)
 fi
 
 # --test: speedscope's own app (the npm package 'speedscope', pinned), which

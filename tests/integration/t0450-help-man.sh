@@ -69,11 +69,12 @@ for page in "$MAN"/xprof.1 "$MAN"/xprof-record.1; do
 	grep -q '127' "$page" && grep -q '128+' "$page" || fail "$(basename "$page"): no 127 or 128+N status"
 done
 if command -v groff >/dev/null; then
-	for page in "$MAN"/*.[0-9]; do
+	pages=("$MAN"/*.[0-9])
+	for page in "${pages[@]}"; do
 		groff -man -ww -Tutf8 "$page" >/dev/null 2>groff.err || true
 		[[ -s groff.err ]] && fail "groff warns about $(basename "$page"): $(head -n3 groff.err)"
 	done
-	say "ok: $(ls "$MAN"/*.[0-9] | wc -l) pages render without warnings"
+	say "ok: ${#pages[@]} pages render without warnings"
 else
 	say "# groff not found (groff-base): rendering not checked"
 fi
@@ -88,7 +89,7 @@ if command -v man >/dev/null && command -v script >/dev/null && command -v cmake
 	[[ -e $XP_TMP/inst/share/man/man5/xprof-data.5 ]] || fail "xprof-data.5 not installed"
 	export MANPAGER=cat PAGER=cat MANWIDTH=80
 	for cmd in record dump; do
-		upper=$(tr a-z A-Z <<<"$cmd")
+		upper=${cmd^^}
 		check_exit 0 env MANPATH="$XP_TMP/inst/share/man" script -qec "$XPROF help $cmd" tty.txt
 		grep -aq "XPROF-$upper(1)" "$XP_OUT" && say "ok: 'xprof help $cmd' on a terminal shows the page" ||
 			fail "'xprof help $cmd' on a terminal: $(head -c 200 "$XP_OUT")"

@@ -128,7 +128,7 @@ assert_file_matches "it says so" "$XP_ERR" "cannot use 'plain' for --control: no
 assert_eq "the earlier data file is kept" "$(cat old.data)" keep
 expect_exit 1 "$XPROF" attach -p $$ --control fifo:missing -d 1s
 assert_error_line "attach: a missing FIFO" "$XP_ERR"
-for bad in ctl fifo: fifo:,ack fifo:ctl, fd:3; do
+for bad in ctl fifo: 'fifo:,ack' 'fifo:ctl,' fd:3; do
 	expect_exit 2 "$XPROF" record --control "$bad" -- true
 	assert_error_line "--control '$bad'" "$XP_ERR"
 done

@@ -33,6 +33,7 @@ if ((EUID == 0)); then
 fi
 
 # The sessions of the command (a shell) and of its parent, the recorder.
+# shellcheck disable=SC2016 # expanded by the command's shell, not this one
 sessions='cut -d" " -f6 /proc/$$/stat /proc/$PPID/stat | tr "\n" " "'
 for opt in "" --own-session; do
 	# shellcheck disable=SC2086 # $opt is one option or none

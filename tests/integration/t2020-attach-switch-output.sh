@@ -31,7 +31,7 @@ expect_exit 0 "$XPROF" attach -p "$pid" -d 3s -F 4999 --switch-output 500ms \
 	--switch-output-format pprof -o run.data
 cp "$XP_ERR" summary.txt
 show_file "summary" summary.txt
-mapfile -t parts < <(ls run.data.* | grep -v '\.pb\.gz$' | sort)
+mapfile -t parts < <(find . -maxdepth 1 -name 'run.data.*' ! -name '*.pb.gz' -printf '%f\n' | sort)
 assert_within "parts" "${#parts[@]}" 4 9
 [[ -e run.data ]] && fail "run.data is left over"
 merge_args=()
@@ -69,7 +69,7 @@ assert_share_between c 12 28 merged.folded 'frame:c'
 
 say "## by size: --switch-output 16K"
 expect_exit 0 "$XPROF" attach -p "$pid" -d 2s -F 4999 --switch-output 16K -o size.data
-mapfile -t parts < <(ls size.data.* | sort)
+mapfile -t parts < <(find . -maxdepth 1 -name 'size.data.*' -printf '%f\n' | sort)
 assert_within "parts" "${#parts[@]}" 2 1000
 big=0
 for p in "${parts[@]}"; do
@@ -97,7 +97,7 @@ part_sampled() { "$XPROF" report -i sig.data --folded >/dev/null 2>&1; }
 wait_until 10 part_sampled || fail "no samples in the part after SIGUSR2"
 kill -INT "$xprof_pid"
 wait_bg sigattach 0
-mapfile -t parts < <(ls sig.data.* | sort)
+mapfile -t parts < <(find . -maxdepth 1 -name 'sig.data.*' -printf '%f\n' | sort)
 assert_eq "parts after one SIGUSR2 and the end" "${#parts[@]}" 2
 for p in "${parts[@]}"; do
 	check_exit 0 "$XPROF" report -i "$p" --folded

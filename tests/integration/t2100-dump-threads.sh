@@ -38,7 +38,7 @@ libc_frame() {
 below_main=$(libc_frame __libc_start_call_main)
 below_start=$(libc_frame start_thread)
 say "# libc: ${libc_files[*]}: expecting '$below_main' under main, '$below_start' under a thread's start routine"
-mapfile -t tids < <(ls "/proc/$pid/task" | sort -n)
+mapfile -t tids < <(find "/proc/$pid/task" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n)
 ((${#tids[@]} == 4)) || fail "expected 4 threads in /proc, found ${#tids[@]}"
 
 check_exit 0 "$XPROF" dump -p "$pid"

@@ -14,7 +14,7 @@
 skip_unless_ptrace
 expect_exit 0 "$XPROF" -q record -o ab.data -- "$XP_TARGETS/ab" -p -a 50 -s 2
 
-for w in ,40% 60%, ,500ms 1600ms, 0,0.5 1.6s,10m; do
+for w in ',40%' '60%,' ',500ms' '1600ms,' '0,0.5' '1.6s,10m'; do
 	expect_exit 0 "$XPROF" report -i ab.data --time "$w" -o "flat$w.txt"
 done
 assert_flat_between "--time ,40%: hot_a" 95 100 "flat,40%.txt" self hot_a
@@ -47,7 +47,7 @@ else
 fi
 
 # Bad windows: usage errors; a window without samples: one error line.
-for bad in 5 x, 50%,10% , 1,2,3 101%, -1, 2s,1s 1h2,; do
+for bad in 5 'x,' '50%,10%' ',' '1,2,3' '101%,' '-1,' '2s,1s' '1h2,'; do
 	expect_exit 2 "$XPROF" report -i ab.data --time "$bad"
 	assert_error_line "--time '$bad'" "$XP_ERR"
 done

@@ -37,6 +37,7 @@ say "# recorder: $(recorder_stat pool.data running_checks) status reads," \
 say "## open files"
 if (($(ulimit -Hn) > 4096)) || [[ $(ulimit -Hn) == unlimited ]]; then
 	hard=$(ulimit -Hn)
+	# shellcheck disable=SC2016 # expanded by the commands' shells, not this one
 	expect_exit 0 bash -c 'ulimit -Sn 256 && exec "$@"' - "$XPROF" -v record -q -o low.data -- \
 		sh -c 'ulimit -n; exec "$0" pool 300 0.3' "$XP_TARGETS/threads"
 	assert_file_matches "the command keeps its limit" "$XP_OUT" "^256$"

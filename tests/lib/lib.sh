@@ -83,12 +83,9 @@ fail_now() {
 # Say in GAP what the gap is, so that the log names it.  finish counts the
 # gaps still open on its PASS line.
 known_gap() {
-	local gap=$1 out fails line
+	local gap=$1 out fails line before=$XP_FAILS
 	shift
-	out=$(
-		XP_FAILS=0
-		"$@" && printf '\n_xp_known_gap %d\n' "$XP_FAILS"
-	) || true
+	out=$("$@" && printf '\n_xp_known_gap %d\n' "$((XP_FAILS - before))") || true
 	fails=${out##*_xp_known_gap }
 	out=${out%$'\n'_xp_known_gap *}
 	if [[ ! $fails =~ ^[0-9]+$ ]]; then
@@ -432,7 +429,7 @@ users_self_and_nobody() {
 	as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 	((EUID == 0)) || return 0
 	chmod 755 "$XP_TMP"
-	mkdir -p -m 1777 "$XP_TMP/user"
+	mkdir -p "$XP_TMP/user" && chmod 1777 "$XP_TMP/user"
 	if ! command -v setpriv >/dev/null; then
 		say "# no setpriv (util-linux): the runs as an ordinary user are skipped"
 	elif ! out=$("${as_user[@]}" "$XP_HELPERS/ptprobe" 2>&1); then
