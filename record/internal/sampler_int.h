@@ -269,11 +269,11 @@ struct smp_loop {
 	char phase[DF_MARK_NAME_MAX + 1]; /* the phase under way ('mark NAME'), "": none */
 	uint64_t phase_t;		  /* since when */
 	struct idlespin spin;		  /* --spin-idle */
-	unsigned long slack; /* the controller's timer slack before the recording (ns) */
-	bool stopping;	     /* the loop ends at its next turn */
-	pid_t tree_pid;	     /* attach: the process whose tree's CPU time is measured ... */
-	uint64_t tree_ticks; /* ... its CPU time and its children's at the start (clock ticks) */
-	bool switch_now;     /* SIGUSR2 came (--switch-output signal) */
+	unsigned long slack;   /* the controller's timer slack before the recording (ns) */
+	bool stopping;	       /* the loop ends at its next turn */
+	pid_t tree_pid;	       /* attach: the process whose tree's CPU time is measured ... */
+	uint64_t tree_ticks;   /* ... its CPU time and its children's at the start (clock ticks) */
+	bool switch_now;       /* SIGUSR2 came (--switch-output signal) */
 	struct smp_work *work; /* work[work_head..nwork): left by events, not done yet */
 	unsigned long work_head, nwork, work_alloc;
 };

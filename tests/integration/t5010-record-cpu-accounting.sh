@@ -47,6 +47,7 @@ assert_within "workers that ended unsampled, under run_threads: share of the wei
 	"$(awk -v h="$hits" -v t="$total" 'BEGIN { if (t > 0) printf "%.3f", h / t }')" 0.25 1
 
 say "## processes that live between two ticks"
+# shellcheck disable=SC2016 # expanded by the shell it runs
 expect_exit 0 "$XPROF" record -o storm.data -- bash -c 'for i in $(seq 1500); do /bin/true; done; times'
 cp "$XP_ERR" storm.err
 cp "$XP_OUT" storm.times

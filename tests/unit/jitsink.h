@@ -13,14 +13,14 @@
 
 #include <stdlib.h>
 
-static inline int jitsink_sym(void *ctx, pid_t pid, uint64_t start, uint64_t size,
-			      const char *name, uint64_t t)
+static inline int jitsink_sym(void *ctx, pid_t pid, uint64_t start, uint64_t size, const char *name,
+			      uint64_t t)
 {
 	return df_write_jitsym(ctx, pid, start, size, name, t);
 }
 
-static inline int jitsink_line(void *ctx, pid_t pid, uint64_t start, uint64_t end,
-			       const char *file, uint32_t line)
+static inline int jitsink_line(void *ctx, pid_t pid, uint64_t start, uint64_t end, const char *file,
+			       uint32_t line)
 {
 	return df_write_jitline(ctx, pid, start, end, file, line);
 }
