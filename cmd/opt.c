@@ -15,8 +15,12 @@
 #include <string.h>
 
 #define MAX_OPTS 64
-/* getopt_long's val for --help: above those of the table's long options (256 + index). */
-#define HELP_VAL (256 + MAX_OPTS)
+/*
+ * getopt_long's vals for --help and --verbose, which every command takes:
+ * above those of the table's long options (256 + index).
+ */
+#define HELP_VAL    (256 + MAX_OPTS)
+#define VERBOSE_VAL (HELP_VAL + 1)
 
 static size_t count_opts(const struct xp_option *opts)
 {
@@ -180,6 +184,8 @@ void xp_print_help(FILE *f, const struct xp_option *opts, const struct xp_cmd_he
 		else
 			fprintf(f, "    %-24s  %s\n", line, o->help);
 	}
+	fprintf(f, "    %-24s  %s\n", "-v, --verbose",
+		"more diagnostics (repeatable, as 'xprof -v')");
 	fprintf(f, "    %-24s  %s\n", "-h, --help", "show this help");
 	if (full && help->examples)
 		fprintf(f, "\nEXAMPLES\n%s", help->examples);
@@ -264,7 +270,7 @@ static int apply(const struct xp_option *o, const char *arg, const struct xp_cmd
 int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 		     const struct xp_cmd_help *help, int flags)
 {
-	struct option lopts[MAX_OPTS + 2];
+	struct option lopts[MAX_OPTS + 3];
 	char sopts[MAX_OPTS * 2 + 8];
 	size_t n = count_opts(opts), i, ns = 0, nl = 0;
 	int c, idx;
@@ -289,8 +295,10 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 		}
 	}
 	sopts[ns++] = 'h';
+	sopts[ns++] = 'v';
 	sopts[ns] = 0;
 	lopts[nl++] = (struct option){"help", no_argument, NULL, HELP_VAL};
+	lopts[nl++] = (struct option){"verbose", no_argument, NULL, VERBOSE_VAL};
 	lopts[nl] = (struct option){NULL, 0, NULL, 0};
 
 	optind = 0; /* GNU: full re-initialisation, so tests may parse repeatedly */
@@ -302,6 +310,11 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 			xp_print_help(stdout, opts, help, true);
 			return XP_PARSE_HELP;
 		}
+		/* The global option, also after the command: 'xprof report -v'. */
+		if (c == 'v' || c == VERBOSE_VAL) {
+			xp_verbosity++;
+			continue;
+		}
 		if (c == '?') {
 			/*
 			 * "--no-follow=1": getopt_long sets optopt to the long
@@ -309,9 +322,11 @@ int xp_parse_options(int argc, char **argv, const struct xp_option *opts,
 			 * character to print.
 			 */
 			if (optopt >= 256)
-				return -xp_usage_error(
-				    help, "option '--%s' takes no value",
-				    optopt == HELP_VAL ? "help" : opts[optopt - 256].long_name);
+				return -xp_usage_error(help, "option '--%s' takes no value",
+						       optopt == HELP_VAL ? "help"
+						       : optopt == VERBOSE_VAL
+							   ? "verbose"
+							   : opts[optopt - 256].long_name);
 			if (optopt)
 				return -xp_usage_error(help, "unknown option '-%c'", optopt);
 			return -xp_usage_error(help, "unknown option '%s'", argv[optind - 1]);

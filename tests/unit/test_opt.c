@@ -7,6 +7,7 @@
  */
 #include "opt.h"
 #include "../cmd/cmd.h"
+#include "err.h"
 
 #include "stderr_capture.h"
 #include "t.h"
@@ -218,7 +219,8 @@ static int test_pid_lists(void)
  */
 static int test_own_session(void)
 {
-	const char *const none[] = {"--", "true", NULL}, *off[] = {"--no-own-session", "--", "true", NULL},
+	const char *const none[] = {"--", "true", NULL},
+			  *off[] = {"--no-own-session", "--", "true", NULL},
 			  *on_off[] = {"--own-session", "--no-own-session", "--", "true", NULL},
 			  *off_on[] = {"--no-own-session", "--own-session", "--", "true", NULL};
 	const char *const *cases[] = {none, off, on_off, off_on};
@@ -250,5 +252,36 @@ static int test_own_session(void)
 	return T_OK;
 }
 
+/*
+ * -v, --verbose after any command counts as before it ('xprof report -v'
+ * is 'xprof -v report'); a record's command keeps its own -v.
+ */
+static int test_verbose(void)
+{
+	char a0[] = "record", v[] = "-v", vv[] = "-vv", lv[] = "--verbose", dd[] = "--",
+	     cmd[] = "true", r0[] = "report", bad[] = "--verbose=2";
+	char *rec[] = {a0, v, lv, dd, cmd, v, NULL}, *rep[] = {r0, vv, NULL},
+	     *rep_bad[] = {r0, bad, NULL};
+	int saved = xp_verbosity;
+	struct record_opts o = RECORD_OPTS_INIT;
+	struct report_opts ro = REPORT_OPTS_INIT;
+	const char *err;
+
+	xp_verbosity = 0;
+	T_EQ_U64(record_parse_args(6, rec, &o), 0);
+	T_EQ_U64(xp_verbosity, 2);
+	T_EQ_U64(o.argc, 2);
+	T_EQ_STR(o.argv[1], "-v");
+	xp_verbosity = 0;
+	T_EQ_U64(report_parse_args(2, rep, &ro), 0);
+	T_EQ_U64(xp_verbosity, 2);
+	cap_begin();
+	T_EQ_U64(report_parse_args(2, rep_bad, &ro), 2);
+	err = cap_end();
+	T_ASSERT(strstr(err, "xprof: error: option '--verbose' takes no value\n") == err);
+	xp_verbosity = saved;
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_u64), T_CASE(test_duration), T_CASE(test_percent), T_CASE(test_messages),
-       T_CASE(test_pid_lists), T_CASE(test_delay), T_CASE(test_own_session))
+       T_CASE(test_pid_lists), T_CASE(test_delay), T_CASE(test_own_session), T_CASE(test_verbose))
