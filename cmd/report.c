@@ -293,8 +293,9 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 	    FORMAT_FLAG(4),
 	    FORMAT_FLAG(5),
 #undef FORMAT_FLAG
-	    XP_OPTION_CHOICE('f', "format", &format, "<format>", format_choices,
-			     "the same by name: folded, flat, tree, flamegraph, pprof, speedscope"),
+	    XP_OPTION_CHOICE('f', "format", &format,
+			     "<folded|flat|tree|flamegraph|pprof|speedscope>", format_choices,
+			     "one of the formats above, by name"),
 	    XP_OPTION_STRING(0, "diff", &opts->diff_base, "<base>",
 			     "compare with the data file <base>: changes of each share (flat, "
 			     "tree, folded, flamegraph)"),

@@ -23,7 +23,9 @@ set -euo pipefail
 #           shapes), strace (debuginfod is never asked unasked), chromium
 #           (flame graph), golang-go (go tool pprof), python3 (JSON checks),
 #           bsdutils (script: a terminal), groff-base and man-db (man
-#           pages), fonts for readable screenshots, and what --fuzz installs
+#           pages), bash-completion (the completion loaded as a shell
+#           loads it), fonts for readable screenshots, and what --fuzz
+#           installs
 #   --qemu-user  also qemu-user, which runs the unit tests of the aarch64 and
 #           riscv64 cross builds on this host (tests/xarch/unit-qemu-user.sh)
 #   --bench also what bench/run.sh compares with and runs: linux-perf (perf),
@@ -41,7 +43,7 @@ if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
 fi
 if [[ ${1:-} == --test ]]; then
 	packages+=(binutils g++ strace chromium fonts-dejavu-core golang-go python3 bsdutils groff-base
-		man-db)
+		man-db bash-completion)
 fi
 if [[ ${1:-} == --qemu-user ]]; then
 	packages+=(qemu-user)
