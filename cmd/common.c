@@ -344,13 +344,29 @@ static bool in_initial_pid_ns(void)
 	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCu;
 }
 
+int common_check_proc(void)
+{
+	struct procfs_mount m;
+
+	procfs_mount_state(&m);
+	if (m.mounted)
+		return 0;
+	xp_error("cannot read the processes' mappings, threads and names in '/proc': no proc "
+		 "file system is mounted there");
+	xp_hint("mount it ('mount -t proc proc /proc', as root), or run xprof where /proc is "
+		"mounted");
+	return -1;
+}
+
 int common_check_target(pid_t pid, const char *what)
 {
 	char path[64], buf[512], *rp;
 	unsigned long flags = 0;
 	FILE *f;
-	int i;
+	int i, e;
 
+	if (common_check_proc())
+		return -1;
 	if (pid == getpid())
 		return xp_error("cannot %s pid %d: it is xprof itself", what, (int)pid);
 	/*
@@ -367,6 +383,14 @@ int common_check_target(pid_t pid, const char *what)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f) {
+		e = errno;
+		/* It exists, but /proc does not show it to xprof (hidepid). */
+		if (procfs_explain_hidden(pid, e, buf, sizeof(buf)) && buf[0]) {
+			xp_error("cannot %s pid %d: /proc does not show it to xprof (%s)", what,
+				 (int)pid, strerror(e));
+			xp_hint("%s", buf);
+			return -1;
+		}
 		snprintf(buf, sizeof(buf), "%s pid %d", what, (int)pid);
 		return common_explain_trace_error(ESRCH, pid, buf);
 	}

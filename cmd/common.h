@@ -112,9 +112,16 @@ int common_parse_pids(const struct xp_cmd_help *help, const char *list, pid_t *p
 		      unsigned int *npids);
 
 /*
- * 0 when @pid looks traceable, else -1 after an error: it is xprof itself,
- * a kernel thread, or does not exist.  @what is the action, as in "cannot
- * <what> pid N" ("attach to", "dump").
+ * 0 when a proc file system is mounted at /proc, else -1 after an error
+ * saying so and how to mount it: without it no target can be named.
+ */
+int common_check_proc(void);
+
+/*
+ * 0 when @pid looks traceable, else -1 after an error: /proc is not
+ * mounted (common_check_proc), it is xprof itself, a kernel thread, does
+ * not exist, or /proc hides it (hidepid: the hint says what to do).
+ * @what is the action, as in "cannot <what> pid N" ("attach to", "dump").
  */
 int common_check_target(pid_t pid, const char *what);
 

@@ -111,6 +111,8 @@ int cmd_record(int argc, char **argv)
 		return xp_parse_status(ret);
 	if (opts.quiet)
 		xp_quiet = 1;
+	if (common_check_proc())
+		return XP_EXIT_FAIL;
 
 	ret = common_split_session(&opts, true);
 	if (ret >= 0)

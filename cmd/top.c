@@ -761,6 +761,9 @@ int cmd_top(int argc, char **argv)
 	ret = top_parse_args(argc, argv, &o);
 	if (ret)
 		return xp_parse_status(ret);
+	/* The recorder runs as /proc/self/exe: say what is missing before trying. */
+	if (common_check_proc())
+		return XP_EXIT_FAIL;
 	if (make_dir(&t))
 		return XP_EXIT_FAIL;
 	intern(&t, ""); /* id 0: no thread */

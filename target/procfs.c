@@ -4,10 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* Up to @len - 1 bytes of @path, NUL-terminated ("" when unreadable); the length read. */
@@ -323,4 +326,175 @@ int64_t procfs_syscall(int fd, uint64_t *sp, uint64_t *pc)
 	if (procfs_pread(fd, buf, sizeof(buf)) < 0)
 		return -1;
 	return procfs_parse_syscall(buf, sp, pc);
+}
+
+/* One space-separated field of a mountinfo line: its start and length, from *@p on. */
+static bool mountinfo_field(const char **p, const char *end, const char **f, size_t *flen)
+{
+	while (*p < end && **p == ' ')
+		(*p)++;
+	if (*p >= end)
+		return false;
+	*f = *p;
+	while (*p < end && **p != ' ')
+		(*p)++;
+	*flen = (size_t)(*p - *f);
+	return true;
+}
+
+static bool field_is(const char *f, size_t flen, const char *s)
+{
+	return flen == strlen(s) && !memcmp(f, s, flen);
+}
+
+/* The value of "hidepid=" in the super options @o (@olen bytes), 0 when absent. */
+static int parse_hidepid(const char *o, size_t olen, long *gid)
+{
+	static const struct {
+		const char *name;
+		int level;
+	} names[] = {{"off", 0}, {"noaccess", 1}, {"invisible", 2}, {"ptraceable", 4}};
+	char opt[64];
+	int level = 0;
+	size_t i, n;
+
+	*gid = -1;
+	while (olen) {
+		n = 0;
+		while (n < olen && o[n] != ',')
+			n++;
+		if (n < sizeof(opt)) {
+			memcpy(opt, o, n);
+			opt[n] = 0;
+			if (!strncmp(opt, "gid=", 4) && opt[4] >= '0' && opt[4] <= '9')
+				*gid = strtol(opt + 4, NULL, 10);
+			if (!strncmp(opt, "hidepid=", 8)) {
+				if (opt[8] >= '0' && opt[8] <= '9')
+					level = (int)strtol(opt + 8, NULL, 10);
+				for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+					if (!strcmp(opt + 8, names[i].name))
+						level = names[i].level;
+			}
+		}
+		o += n;
+		olen -= n;
+		if (olen) {
+			o++;
+			olen--;
+		}
+	}
+	return level < 0 || level > 4 ? 0 : level;
+}
+
+int procfs_parse_mountinfo(const char *text, int *hidepid, long *gid)
+{
+	const char *line = text, *end, *p, *f, *mnt = NULL;
+	size_t flen, mlen = 0;
+	int found = -1, i;
+
+	*hidepid = 0;
+	*gid = -1;
+	for (; *line; line = *end ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		p = line;
+		/* ID, parent, major:minor, root, mount point. */
+		for (i = 0; i < 5 && mountinfo_field(&p, end, &f, &flen); i++)
+			if (i == 4) {
+				mnt = f;
+				mlen = flen;
+			}
+		if (i < 5 || !field_is(mnt, mlen, "/proc"))
+			continue;
+		/* The mount on top so far: a later one at /proc hides it. */
+		found = -1;
+		*hidepid = 0;
+		*gid = -1;
+		/* Options, optional fields up to "-", then type, source, super options. */
+		while (mountinfo_field(&p, end, &f, &flen) && !field_is(f, flen, "-"))
+			;
+		if (!mountinfo_field(&p, end, &f, &flen) || !field_is(f, flen, "proc") ||
+		    !mountinfo_field(&p, end, &f, &flen))
+			continue;
+		if (!mountinfo_field(&p, end, &f, &flen))
+			flen = 0;
+		*hidepid = parse_hidepid(f, flen, gid);
+		found = 0;
+	}
+	return found;
+}
+
+void procfs_mount_state(struct procfs_mount *m)
+{
+	char *buf = malloc(1 << 20);
+	struct statfs sf;
+	ssize_t n = -1;
+	int fd;
+
+	*m = (struct procfs_mount){.gid = -1};
+	m->mounted = !statfs("/proc", &sf) && sf.f_type == PROC_SUPER_MAGIC &&
+		     !access("/proc/self/stat", R_OK);
+	if (!m->mounted || !buf) {
+		free(buf);
+		return;
+	}
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		size_t len = 0;
+
+		while (len < (1 << 20) - 1 && (n = read(fd, buf + len, (1 << 20) - 1 - len)) > 0)
+			len += (size_t)n;
+		buf[len] = 0;
+		close(fd);
+		procfs_parse_mountinfo(buf, &m->hidepid, &m->gid);
+	}
+	free(buf);
+}
+
+/* Whether this process has capability @cap in its effective set (CapEff of its status). */
+static bool self_has_cap(int cap)
+{
+	char buf[4096];
+	const char *p;
+
+	procfs_read_small("/proc/self/status", buf, sizeof(buf));
+	p = strstr(buf, "\nCapEff:");
+	return p && (strtoull(p + 8, NULL, 16) >> cap & 1);
+}
+
+bool procfs_explain_hidden(pid_t pid, int err, char *buf, size_t len)
+{
+	struct procfs_mount m;
+	bool root = geteuid() == 0, cap;
+
+	buf[0] = 0;
+	procfs_mount_state(&m);
+	if (!m.mounted) {
+		snprintf(buf, len,
+			 "/proc is not mounted here: mount it ('mount -t proc proc /proc', as "
+			 "root), or run xprof where it is");
+		return true;
+	}
+	/* Gone, not hidden: no pid to signal (EPERM: it exists, another user's). */
+	if (kill(pid, 0) && errno == ESRCH)
+		return false;
+	cap = self_has_cap(19); /* CAP_SYS_PTRACE */
+	if (m.hidepid && !cap && root)
+		snprintf(buf, len,
+			 "/proc is mounted with hidepid=%d and xprof lacks CAP_SYS_PTRACE, so it "
+			 "shows xprof only root's processes: give xprof that capability (in a "
+			 "container: --cap-add SYS_PTRACE)",
+			 m.hidepid);
+	else if (m.hidepid && !cap)
+		snprintf(buf, len,
+			 "/proc is mounted with hidepid=%d, so it shows xprof only its own user's "
+			 "processes: run xprof as the process's user or as root, or remount /proc "
+			 "with gid= a group of xprof's user ('mount -o remount,gid=GROUP /proc')",
+			 m.hidepid);
+	else if ((err == EACCES || err == EPERM) && !cap)
+		snprintf(
+		    buf, len,
+		    "the process runs as another user or made itself non-dumpable, and reading "
+		    "its /proc files then takes CAP_SYS_PTRACE: run xprof as root with it (in "
+		    "a container: --cap-add SYS_PTRACE)");
+	return true;
 }

@@ -10,6 +10,7 @@
 #ifndef XPROF_TARGET_PROCFS_H
 #define XPROF_TARGET_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -98,5 +99,40 @@ int procfs_parse_switches(const char *buf, uint64_t *vol, uint64_t *invol);
  */
 int64_t procfs_syscall(int fd, uint64_t *sp, uint64_t *pc);
 int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc);
+
+/*
+ * What the system lets xprof see in /proc.  Without a proc file system
+ * at /proc (a chroot or a container that has none) nothing of a target
+ * can be named; with hidepid (proc(5), "Mount options"), /proc shows
+ * xprof only the processes it may trace (hidepid=ptraceable, 4) or those
+ * of its own user, unless it is in the mount's gid group or has
+ * CAP_SYS_PTRACE.
+ */
+struct procfs_mount {
+	int mounted; /* 1: a proc file system at /proc that shows this process */
+	int hidepid; /* 0 off, 1 noaccess, 2 invisible, 4 ptraceable */
+	long gid;    /* gid= of the mount, -1 when none */
+};
+
+/* The state of /proc into @m (statfs, /proc/self/mountinfo). */
+void procfs_mount_state(struct procfs_mount *m);
+
+/*
+ * From the text of a mountinfo file (proc(5)): hidepid= and gid= of what
+ * is mounted at /proc, its last line (the mount on top).  hidepid is a
+ * number or a name (off, noaccess, invisible, ptraceable); *@hidepid 0
+ * and *@gid -1 when absent.  0, or -1 when nothing, or no proc file
+ * system, is mounted on top at /proc.
+ */
+int procfs_parse_mountinfo(const char *text, int *hidepid, long *gid);
+
+/*
+ * Why the /proc files of process @pid failed to open or read with -@err,
+ * and what to do, as one hint line into @buf (without "hint: "): /proc
+ * not mounted, hidepid, no CAP_SYS_PTRACE for a process of another user
+ * or one that made itself non-dumpable.  Returns false, with @buf empty,
+ * when the process is simply gone (its pid no longer exists).
+ */
+bool procfs_explain_hidden(pid_t pid, int err, char *buf, size_t len);
 
 #endif

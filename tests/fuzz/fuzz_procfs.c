@@ -2,9 +2,9 @@
 /*
  * libFuzzer target for the parsers of a task's /proc files (target/procfs.c):
  * the whole input, as text, through the stat parsers (field 39, the CPU;
- * fields 14-17, the CPU time of a process and its children),
- * the schedstat parser, the status parser (switches), the syscall parser
- * and the loadavg parser.  Each must stay inside its
+ * fields 14-17, the CPU time of a process and its children), the
+ * schedstat parser, the status parser (switches), the syscall parser, the
+ * loadavg parser and the mountinfo parser (hidepid).  Each must stay inside its
  * text and return only what its contract allows.
  */
 #include "procfs.h"
@@ -21,9 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct procfs_sched ss;
 	uint64_t sp, pc, vol, invol, ticks;
 	int64_t nr;
-	long pgrp, tpgid;
+	long pgrp, tpgid, gid;
 	char state;
-	int cpu;
+	int cpu, hidepid;
 
 	if (!text)
 		return 0;
@@ -44,6 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	nr = procfs_parse_syscall(text, &sp, &pc);
 	if (nr < PROCFS_GONE || nr > INT32_MAX)
+		abort();
+	if (procfs_parse_mountinfo(text, &hidepid, &gid) < -1 || hidepid < 0 || hidepid > 4)
 		abort();
 	free(text);
 	return 0;

@@ -7,8 +7,11 @@
 
 #include "procfs.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,11 +52,12 @@ static int test_parse_switches(void)
 	/* Either line missing, cut short, or not a number: unreadable. */
 	T_ASSERT(switches("nonvoluntary_ctxt_switches:\t5\n", &v, &i) < 0);
 	T_ASSERT(switches("voluntary_ctxt_switches:\t5\n", &v, &i) < 0);
-	T_ASSERT(switches("voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t", &v, &i) < 0);
-	T_ASSERT(switches("voluntary_ctxt_switches:\t-5\nnonvoluntary_ctxt_switches:\t1\n", &v,
-			  &i) < 0);
-	T_ASSERT(switches("voluntary_ctxt_switches:\t5x\nnonvoluntary_ctxt_switches:\t1\n", &v,
-			  &i) < 0);
+	T_ASSERT(switches("voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t", &v, &i) <
+		 0);
+	T_ASSERT(
+	    switches("voluntary_ctxt_switches:\t-5\nnonvoluntary_ctxt_switches:\t1\n", &v, &i) < 0);
+	T_ASSERT(
+	    switches("voluntary_ctxt_switches:\t5x\nnonvoluntary_ctxt_switches:\t1\n", &v, &i) < 0);
 	T_ASSERT(switches("voluntary_ctxt_switches:\t99999999999999999999\n"
 			  "nonvoluntary_ctxt_switches:\t1\n",
 			  &v, &i) < 0);
@@ -93,7 +97,7 @@ static int test_parse_running(void)
 {
 	T_EQ_U64(procfs_parse_running("0.52 0.58 0.59 3/250 4242\n"), 3);
 	T_EQ_U64(procfs_parse_running("12.00 9.10 7.05 117/1830 99\n"), 117);
-	T_ASSERT(procfs_parse_running("0.52 0.58 0.59 3 250\n") == -1);  /* no '/' */
+	T_ASSERT(procfs_parse_running("0.52 0.58 0.59 3 250\n") == -1);	 /* no '/' */
 	T_ASSERT(procfs_parse_running("0.52 0.58 0.59 -3/250\n") == -1); /* negative */
 	T_ASSERT(procfs_parse_running("0.52 0.58 0.59 99999999999/1\n") == -1);
 	T_ASSERT(procfs_parse_running("0.52 0.58\n") == -1); /* too short */
@@ -121,8 +125,8 @@ static int test_parse_job(void)
 	char st = 0;
 	long g = 0, t = 0;
 
-	T_ASSERT(procfs_parse_job("4242 (a) b (c)) T 1 4240 4000 34817 4240 4194560 100\n", &st,
-				  &g, &t) == 0);
+	T_ASSERT(procfs_parse_job("4242 (a) b (c)) T 1 4240 4000 34817 4240 4194560 100\n", &st, &g,
+				  &t) == 0);
 	T_ASSERT(st == 'T');
 	T_EQ_U64(g, 4240);
 	T_EQ_U64(t, 4240);
@@ -155,6 +159,100 @@ static int test_parse_tree_ticks(void)
 	T_ASSERT(procfs_parse_tree_ticks("", &n) == -1);
 	/* This process's own: readable, and no less than a moment ago. */
 	T_ASSERT(procfs_tree_ticks(getpid(), &n) == 0);
+	return T_OK;
+}
+
+/* tests/data/mountinfo/NAME, read whole, NUL-terminated; NULL if unreadable. */
+static char *mountinfo_text(const char *name)
+{
+	const char *dir = getenv("XP_DATA");
+	char path[4096], *buf = NULL;
+	size_t len = 0, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/mountinfo/%s", dir ? dir : "tests/data", name);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 16);
+	if (buf) {
+		n = fread(buf, 1, (1 << 16) - 1, f);
+		len = n;
+		buf[len] = 0;
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The mount on top at /proc, from mountinfo files as the kernel writes
+ * them (tests/data/mountinfo/README): plain, hidepid by name and by
+ * number with gid=, a proc mount elsewhere that does not count, a tmpfs
+ * over /proc; and lines the parser must not trip on.
+ */
+static int test_parse_mountinfo(void)
+{
+	static const struct {
+		const char *file;
+		int ret, hidepid;
+		long gid;
+	} files[] = {
+	    {"host.mountinfo", 0, 0, -1},
+	    {"hidepid.mountinfo", 0, 2, 4},
+	    {"numeric.mountinfo", 0, 2, 4},
+	    {"noproc.mountinfo", -1, 0, -1},
+	};
+	int hidepid;
+	long gid;
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *text = mountinfo_text(files[i].file);
+
+		T_ASSERT(text != NULL);
+		hidepid = 7;
+		gid = 7;
+		T_EQ_U64(procfs_parse_mountinfo(text, &hidepid, &gid), files[i].ret);
+		T_EQ_U64(hidepid, files[i].hidepid);
+		T_EQ_U64(gid, files[i].gid);
+		free(text);
+	}
+	T_EQ_U64(procfs_parse_mountinfo("22 1 0:5 / /proc rw - proc proc rw,hidepid=ptraceable\n",
+					&hidepid, &gid),
+		 0);
+	T_EQ_U64(hidepid, 4);
+	/* Out of range, unknown, cut lines, no super options, an empty text. */
+	T_EQ_U64(procfs_parse_mountinfo("1 1 0:5 / /proc rw - proc proc hidepid=99,gid=x", &hidepid,
+					&gid),
+		 0);
+	T_EQ_U64(hidepid, 0);
+	T_EQ_U64(gid, -1);
+	T_EQ_U64(
+	    procfs_parse_mountinfo("1 1 0:5 / /proc rw - proc proc hidepid=bogus", &hidepid, &gid),
+	    0);
+	T_EQ_U64(hidepid, 0);
+	T_EQ_U64(procfs_parse_mountinfo("1 1 0:5 / /proc rw - proc proc", &hidepid, &gid), 0);
+	T_EQ_U64(procfs_parse_mountinfo("1 1 0:5 / /proc rw - proc", &hidepid, &gid), -1);
+	T_EQ_U64(procfs_parse_mountinfo("1 1 0:5 / /proc rw", &hidepid, &gid), -1);
+	T_EQ_U64(
+	    procfs_parse_mountinfo("1 1 0:5 / /procfs rw - proc proc hidepid=2", &hidepid, &gid),
+	    -1);
+	T_EQ_U64(procfs_parse_mountinfo("", &hidepid, &gid), -1);
+	return T_OK;
+}
+
+/* This process's /proc: mounted here, with whatever hidepid the machine has. */
+static int test_mount_state(void)
+{
+	struct procfs_mount m;
+	char hint[512];
+
+	procfs_mount_state(&m);
+	T_EQ_U64(m.mounted, 1);
+	T_ASSERT(m.hidepid >= 0 && m.hidepid <= 4);
+	/* A pid that does not exist is gone, not hidden. */
+	T_ASSERT(!procfs_explain_hidden(0x3fffffff, ENOENT, hint, sizeof(hint)));
+	T_EQ_STR(hint, "");
 	return T_OK;
 }
 
@@ -241,4 +339,5 @@ static int test_self(void)
 
 T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_switches), T_CASE(test_parse_syscall),
        T_CASE(test_parse_task_cpu), T_CASE(test_parse_job), T_CASE(test_parse_tree_ticks),
-       T_CASE(test_parse_running), T_CASE(test_self))
+       T_CASE(test_parse_running), T_CASE(test_parse_mountinfo), T_CASE(test_mount_state),
+       T_CASE(test_self))
