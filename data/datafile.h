@@ -68,6 +68,8 @@ enum df_mark_kind {
 enum df_process_flags {
 	DF_PROC_EXEC = 1 << 0,	   /* this record starts a new image (exec): forget old mappings */
 	DF_PROC_ATTACHED = 1 << 1, /* was running before xprof attached */
+	/* its mappings could not be read (/proc hid them): its frames are addresses */
+	DF_PROC_NO_MAPS = 1 << 2,
 };
 
 struct df_writer;

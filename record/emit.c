@@ -59,6 +59,8 @@ void emit_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint6
 
 	if (s->emit.failed)
 		return;
+	if (x->img->maps_hidden)
+		flags |= DF_PROC_NO_MAPS;
 	procfs_exe(p->pid, exe, sizeof(exe));
 	addrspace_find_fs(as); /* the pid the process sees: as->nspid */
 	if (!failed(s, df_write_process_ns(s->emit.w, t, p->pid, p->ppid, flags, p->comm, exe,

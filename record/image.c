@@ -13,8 +13,10 @@
 #include "err.h"
 #include "jitmap.h"
 #include "module.h"
+#include "procfs.h"
 #include "sorted.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,19 +44,36 @@ void smp_image_put(struct smp_image *img)
 	free(img);
 }
 
-void smp_image_load(struct sampler *s, struct xp_process *p, struct smp_image *img, uint64_t t)
+int smp_image_read(struct sampler *s, struct xp_process *p, struct smp_image *img)
 {
+	char hint[512];
 	int e;
 
 	if (img->retired)
-		return;
+		return -ESRCH;
 	e = addrspace_load(&img->as);
 	img->maps_loaded_at = smp_now(s);
-	if (e) {
+	if (!e)
+		return 0;
+	/* A process that is gone is not hidden. */
+	if (procfs_explain_hidden(p->pid, -e, hint, sizeof(hint)))
+		img->maps_hidden = true;
+	if (!img->maps_hidden || s->images.maps_warned) {
 		xp_debug(1, "cannot read the mappings of pid %d: %s", (int)p->pid, strerror(-e));
-		return;
+		return e;
 	}
-	emit_new_maps(s, p->pid, img, t);
+	s->images.maps_warned = true;
+	xp_warn("cannot read the mappings of pid %d%s%s%s: %s; its frames will be addresses",
+		(int)p->pid, p->comm[0] ? " (" : "", p->comm, p->comm[0] ? ")" : "", strerror(-e));
+	if (hint[0])
+		xp_hint("%s", hint);
+	return e;
+}
+
+void smp_image_load(struct sampler *s, struct xp_process *p, struct smp_image *img, uint64_t t)
+{
+	if (!smp_image_read(s, p, img))
+		emit_new_maps(s, p->pid, img, t);
 }
 
 /*

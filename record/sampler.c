@@ -212,13 +212,18 @@ static void describe_thread(struct sampler *s, const struct smp_work *w)
 static void do_work(struct sampler *s, const struct smp_work *w)
 {
 	struct smp_proc *x;
+	int e;
 
 	switch (w->kind) {
 	case SMP_WORK_PROCESS:
 		x = smp_proc_of(s, w->proc);
 		if (w->proc->execed && (!x->em.described || (w->flags & DF_PROC_EXEC))) {
-			emit_process(s, w->proc, w->flags, w->t);
-			smp_image_load(s, w->proc, w->img, w->t);
+			/* The maps first: the PROCESS record says whether /proc hid them. */
+			e = smp_image_read(s, w->proc, w->img);
+			emit_process(s, w->proc,
+				     w->flags | (w->img->maps_hidden ? DF_PROC_NO_MAPS : 0), w->t);
+			if (!e)
+				emit_new_maps(s, w->proc->pid, w->img, w->t);
 		}
 		smp_image_put(w->img);
 		return;
@@ -736,6 +741,7 @@ static void start(struct sampler *s)
 {
 	struct tracer *t = s->tr;
 	unsigned long i;
+	int e;
 
 	for (i = 0; i < t->nprocs; i++) {
 		struct xp_process *p = t->procs[i];
@@ -743,8 +749,10 @@ static void start(struct sampler *s)
 
 		if (!p->execed || x->describe_queued)
 			continue;
+		e = smp_image_read(s, p, x->img);
 		emit_process(s, p, t->root ? 0 : DF_PROC_ATTACHED, 0);
-		smp_image_load(s, p, x->img, 0);
+		if (!e)
+			emit_new_maps(s, p->pid, x->img, 0);
 		x->describe_queued = true;
 	}
 	for (i = 0; i < t->nthreads; i++) {

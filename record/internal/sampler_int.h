@@ -194,6 +194,7 @@ struct smp_image {
 	uint64_t maps_backoff;	   /* wait at least this long before reading it again (ns) */
 	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
 	struct xp_u64set stacks;   /* ids of the stacks sampled in it */
+	bool maps_hidden;	   /* /proc hid its maps (its process is DF_PROC_NO_MAPS) */
 };
 
 /* A raw sample waiting to be unwound. */
@@ -340,6 +341,7 @@ struct smp_queue {
 /* image.c's part: what the images' samples ask to keep. */
 struct smp_images {
 	struct capture cap; /* files holding sampled addresses, kept for the report */
+	bool maps_warned;   /* the warning that /proc hid a process's maps was printed */
 };
 
 /* CPU time the emitter gathers into one sample per period (emit_accrue). */
@@ -447,6 +449,13 @@ void smp_image_put(struct smp_image *img);
  * whose new mappings go to the data file.  Nothing for a retired image.
  */
 void smp_image_load(struct sampler *s, struct xp_process *p, struct smp_image *img, uint64_t t);
+/*
+ * The same without writing them: 0, or -errno when they cannot be read.
+ * When /proc hides them from a process that is still there, img->maps_hidden
+ * is set and, the first time in the recording, a warning says why and what
+ * to do.  For a new process's first read, before its PROCESS record.
+ */
+int smp_image_read(struct sampler *s, struct xp_process *p, struct smp_image *img);
 /*
  * Before walking sample @r: read the maps again if its pc shows they are
  * out of date (image.c says when), and date the growth of a JIT's perf map.
