@@ -15,6 +15,7 @@
 #include "opt.h"
 #include "out.h"
 #include "profile.h"
+#include "datafile.h"
 #include "arch.h"
 #include "symbolize.h"
 #include "sorted.h"
@@ -759,6 +760,11 @@ void report_write_header(const struct profile *p, FILE *out)
 		     p->procs[i - 1].nspid != p->procs[i].nspid))
 			fprintf(out, "# pid %d : pid %d in its own pid namespace\n",
 				(int)p->procs[i].pid, (int)p->procs[i].nspid);
+	for (i = 0; i < p->nr_procs; i++)
+		if (p->procs[i].flags & DF_PROC_NO_MAPS)
+			fprintf(out,
+				"# pid %d : mappings not readable when recorded (/proc hid them)\n",
+				(int)p->procs[i].pid);
 	/* A later record of a name supersedes an earlier one; print in file order. */
 	for (i = 0; i < p->nr_stats; i++)
 		order[i] = i;
@@ -780,6 +786,34 @@ void report_write_header(const struct profile *p, FILE *out)
 }
 
 static int load(struct profile *p, const char *input, bool allow_empty);
+
+/*
+ * A profile in which the recorder could not read the mappings of some
+ * processes (DF_PROC_NO_MAPS: /proc hid them) names none of their frames:
+ * say so first, before any other word on the report.
+ */
+static void warn_no_maps(const struct profile *p)
+{
+	char list[160] = "";
+	size_t i, n = 0, len = 0;
+
+	for (i = 0; i < p->nr_procs; i++) {
+		const struct profile_process *pr = &p->procs[i];
+
+		if (!(pr->flags & DF_PROC_NO_MAPS))
+			continue;
+		if (n++ < 3 && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d%s%s",
+						n > 1 ? ", " : "", (int)pr->pid,
+						pr->comm && pr->comm[0] ? " " : "",
+						pr->comm ? pr->comm : "");
+	}
+	if (!n)
+		return;
+	xp_warn("'%s' was recorded without the mappings of %zu process%s (pid %s%s): /proc hid "
+		"them, and their frames are addresses",
+		p->name, n, n > 1 ? "es" : "", list, n > 3 ? ", ..." : "");
+}
 
 /*
  * --diff: load the base profile, aggregate it as @run's and add it to
@@ -852,6 +886,7 @@ static int load(struct profile *p, const char *input, bool allow_empty)
 		fclose(f);
 	if (ret)
 		return ret;
+	warn_no_maps(p);
 	if (!p->nr_samples && !allow_empty) {
 		xp_error("no samples in '%s'", p->name);
 		xp_hint("the command may have ended before the first sample; "
