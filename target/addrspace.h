@@ -97,6 +97,14 @@ bool addrspace_is_stale(const struct addrspace *as, uint64_t addr);
 
 /* Build-id of a module's ELF file; 0 bytes when it has none. */
 size_t module_build_id(const struct module *mod, const uint8_t **id);
+/*
+ * The identity of a module's file (lib/fileid.h) into @id: its GNU
+ * build-id, else its Go build ID, else the SHA-256 of the whole file,
+ * computed on the first call (a pass over the file).  0, or -ENOENT when
+ * there is no file (@id then of no length).  Not thread-safe.
+ */
+struct xp_file_id;
+int module_file_id(struct module *mod, struct xp_file_id *id);
 /* ELF virtual address (as in the symbol table) of target address @addr in map @m. */
 int module_vaddr(const struct module *mod, const struct xp_map *m, uint64_t addr,
 		 uint64_t *vaddr);
