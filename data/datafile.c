@@ -46,8 +46,8 @@ struct df_writer {
 	char *path; /* as the user named it, for messages */
 	int fd;
 	struct df_writer *next; /* in df_open_writers */
-	bool failed;  /* a write failed: every later call returns -1 quietly */
-	uint8_t *buf; /* records not yet written */
+	bool failed;		/* a write failed: every later call returns -1 quietly */
+	uint8_t *buf;		/* records not yet written */
 	size_t len;
 	unsigned long alloc;
 	uint64_t bytes;		  /* written to the file so far */
@@ -381,17 +381,30 @@ static int check_range(const struct df_writer *w, const char *what, pid_t pid, u
 			(unsigned long long)start, (unsigned long long)end, (int)pid);
 }
 
-int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
-		     uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
-		     size_t build_id_len)
+int df_write_mapping_id(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
+			uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
+			size_t build_id_len, const struct xp_file_id *file_id)
 {
+	struct xp_file_id none = {0};
+
 	if (w->failed || check_range(w, "mapping", pid, start, end))
 		return -1;
 	if (build_id_len > DF_BUILD_ID_MAX || (build_id_len && !build_id))
 		return xp_error("cannot write '%s': build-id of %zu bytes for '%s'", w->path,
 				build_id_len, path ? path : "");
-	return rec_put(w, DF_REC_MAPPING, "8p4888s1b", t, pid, prot, start, end, offset, path,
-		       (int)build_id_len, build_id, build_id_len);
+	if (!file_id || file_id->kind == XP_FILE_ID_GNU || file_id->len > XP_FILE_ID_MAX)
+		file_id = &none;
+	return rec_put(w, DF_REC_MAPPING, "8p4888s1b11b", t, pid, prot, start, end, offset, path,
+		       (int)build_id_len, build_id, build_id_len, (int)file_id->kind,
+		       (int)file_id->len, file_id->bytes, (size_t)file_id->len);
+}
+
+int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
+		     uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
+		     size_t build_id_len)
+{
+	return df_write_mapping_id(w, t, pid, start, end, offset, prot, path, build_id,
+				   build_id_len, NULL);
 }
 
 /* A checksum of the frames: only to tell two stacks given the same id apart. */

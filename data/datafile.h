@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "dataformat.h"
+#include "fileid.h"
 
 #define DF_MAGIC	 "XPROFDAT"
 #define DF_MAGIC_LEN	 8
@@ -103,6 +104,15 @@ int df_write_thread(struct df_writer *w, uint64_t t, pid_t pid, pid_t tid, const
 int df_write_mapping(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
 		     uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
 		     size_t build_id_len);
+/*
+ * The same with the identity of a file that has no GNU build-id
+ * (@file_id: its Go build ID or its SHA-256, lib/fileid.h), NULL or of no
+ * length for none.  An identity of kind XP_FILE_ID_GNU is written as none
+ * (the build-id field holds it).
+ */
+int df_write_mapping_id(struct df_writer *w, uint64_t t, pid_t pid, uint64_t start, uint64_t end,
+			uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
+			size_t build_id_len, const struct xp_file_id *file_id);
 /*
  * pcs[0] innermost; flags[] are enum xp_frame_flags; @nr may be 0.  Each
  * distinct stack is stored once: offering an id already written does

@@ -296,6 +296,19 @@ static int parse_mapping(struct rd *r, struct cur *c)
 	if (!cur_take(c, m.build_id_len, &id))
 		return rd_reject(r, m.path, NULL);
 	memcpy(m.build_id, id, m.build_id_len);
+	/* Appended by a minor revision: the identity of a file without a build-id. */
+	if (cur_left(c) >= 2) {
+		uint8_t kind = get_u8(c), len = get_u8(c);
+
+		if (!cur_take(c, len, &id))
+			return rd_reject(r, m.path, NULL);
+		/* A kind this reader does not know (or GNU: the build-id field) is none. */
+		if ((kind == XP_FILE_ID_GO || kind == XP_FILE_ID_SHA256) && len <= XP_FILE_ID_MAX) {
+			m.file_id.kind = kind;
+			m.file_id.len = len;
+			memcpy(m.file_id.bytes, id, len);
+		}
+	}
 	if (m.end <= m.start)
 		return rd_reject(r, m.path, "mapping ends before it starts");
 	return KEEP(r->p, maps, m);

@@ -50,6 +50,8 @@ struct profile_mapping {
 	char *path;
 	uint8_t build_id_len;
 	uint8_t build_id[DF_BUILD_ID_MAX];
+	/* Without a build-id: the file's Go build ID or SHA-256 (no length: none, older files) */
+	struct xp_file_id file_id;
 };
 
 struct profile_stack {

@@ -583,6 +583,63 @@ static int test_process_nspid(void)
 	return T_OK;
 }
 
+/*
+ * The identity of a file without a build-id, appended to MAPPING by a
+ * minor revision: a Go build ID and a SHA-256 as written, none from
+ * df_write_mapping (and none in older files: canned.xprof), a kind this
+ * reader does not know read as none, a length past the payload corruption.
+ */
+static int test_mapping_file_id(void)
+{
+	struct xp_file_id go = {.kind = XP_FILE_ID_GO, .len = 11},
+			  sha = {.kind = XP_FILE_ID_SHA256};
+	const char *path = tmp_file();
+	struct df_writer *w = df_writer_open(path, 62, 0);
+	struct profile p;
+	uint8_t *buf, *at;
+	size_t len;
+	int ret;
+
+	memcpy(go.bytes, "abc/def/ghi", 11);
+	xp_sha256("x", 1, sha.bytes);
+	sha.len = XP_SHA256_LEN;
+	T_ASSERT(w != NULL);
+	df_write_mapping_id(w, 0, 1, 0x1000, 0x2000, 0, 5, "/go/app", NULL, 0, &go);
+	df_write_mapping_id(w, 0, 1, 0x3000, 0x4000, 0, 5, "/static/app", NULL, 0, &sha);
+	df_write_mapping(w, 0, 1, 0x5000, 0x6000, 0, 5, "/usr/lib/libc.so.6", bid, sizeof(bid));
+	df_write_stat(w, "samples", 0);
+	T_EQ_U64(df_writer_close(w), 0);
+	buf = slurp(path, &len);
+	unlink(path);
+	T_ASSERT(buf != NULL);
+	T_EQ_U64(load(&p, buf, len), 0);
+	T_EQ_U64(p.nr_maps, 3);
+	T_EQ_U64(p.maps[0].build_id_len, 0);
+	T_ASSERT(xp_file_id_equal(&p.maps[0].file_id, &go));
+	T_ASSERT(xp_file_id_equal(&p.maps[1].file_id, &sha));
+	T_EQ_U64(p.maps[2].file_id.len, 0);
+	T_EQ_U64(p.maps[2].build_id_len, sizeof(bid));
+	profile_release(&p);
+
+	/* Kind byte, length byte, then the Go build ID's bytes. */
+	at = memmem(buf, len, "abc/def/ghi", 11);
+	T_ASSERT(at && at - buf > 2 && at[-2] == XP_FILE_ID_GO && at[-1] == 11);
+	at[-2] = 9;
+	T_EQ_U64(load(&p, buf, len), 0);
+	T_EQ_U64(p.nr_maps, 3);
+	T_EQ_U64(p.maps[0].file_id.len, 0);
+	profile_release(&p);
+	at[-2] = XP_FILE_ID_GO;
+	at[-1] = 200; /* past the record's end, records follow: an error */
+	cap_begin();
+	ret = load(&p, buf, len);
+	T_ASSERT(strstr(cap_end(), "xprof: error: "));
+	T_EQ_U64(ret, -1);
+	profile_release(&p);
+	free(buf);
+	return T_OK;
+}
+
 static int test_corrupt_middle_and_tail(void)
 {
 	const uint8_t short_stack[] = {1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3};
@@ -767,4 +824,4 @@ T_MAIN(T_CASE(test_marks), T_CASE(test_round_trip), T_CASE(test_sample_batches),
        T_CASE(test_truncated_everywhere), T_CASE(test_truncated_live), T_CASE(test_not_xprof),
        T_CASE(test_wrong_version), T_CASE(test_forward_compatible),
        T_CASE(test_corrupt_middle_and_tail), T_CASE(test_duplicate_stack_id),
-       T_CASE(test_find_mapping), T_CASE(test_process_nspid))
+       T_CASE(test_find_mapping), T_CASE(test_process_nspid), T_CASE(test_mapping_file_id))
