@@ -261,7 +261,7 @@ static const char *capture_summary(const struct capture_stats *c, char *buf, siz
 	snprintf(buf, len, "; kept %llu new of %llu sampled files (%s) in %.1f ms%s%s",
 		 (unsigned long long)c->saved, (unsigned long long)c->modules,
 		 human_bytes(c->bytes, size, sizeof(size)), (double)c->ns / 1e6,
-		 c->no_id ? ", not those without a build-id" : "",
+		 c->no_id ? ", not those it could not identify" : "",
 		 c->over ? ", not those over the size limit" : "");
 	return buf;
 }

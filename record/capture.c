@@ -8,6 +8,7 @@
 #include "addrspace.h"
 #include "clock.h"
 #include "err.h"
+#include "fileid.h"
 #include "module.h"
 #include "targetfs.h"
 
@@ -34,9 +35,9 @@ void capture_release(struct capture *c)
 
 void capture_add(struct capture *c, struct module *mod, const struct targetfs_root *root)
 {
-	const uint8_t *id;
+	struct xp_file_id id;
 
-	if (!module_build_id(mod, &id)) {
+	if (module_file_id(mod, &id)) {
 		c->no_id++;
 		return;
 	}
@@ -159,11 +160,12 @@ static uint64_t save_debuginfo(const struct targetfs_root *root, const char *hex
 
 int capture_save(struct capture *c, struct capture_stats *st)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 200], hex[2 * XP_BUILD_ID_MAX + 1];
+	char dir[PATH_MAX], path[PATH_MAX + XP_FILE_ID_TEXT + 32], hex[XP_FILE_ID_TEXT];
 	uint64_t start = xp_now_ns();
-	const uint8_t *id, *image;
-	size_t i, k, idlen, len;
+	const uint8_t *image;
+	struct xp_file_id id;
 	struct stat sb;
+	size_t i, len;
 	int e = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -173,9 +175,8 @@ int capture_save(struct capture *c, struct capture_stats *st)
 		return 0;
 	}
 	for (i = 0; i < c->nr && !e; i++) {
-		idlen = module_build_id(c->items[i].mod, &id);
-		for (k = 0; k < idlen; k++)
-			snprintf(hex + 2 * k, 3, "%02x", id[k]);
+		module_file_id(c->items[i].mod, &id);
+		xp_file_id_name(&id, hex, sizeof(hex));
 		st->modules++;
 		snprintf(path, sizeof(path), "%s/buildid/%s/elf", dir, hex);
 		if (stat(path, &sb)) {
@@ -198,6 +199,9 @@ int capture_save(struct capture *c, struct capture_stats *st)
 			st->saved++;
 			st->bytes += len;
 		}
+		/* Separate debuginfo is found by GNU build-id only. */
+		if (id.kind != XP_FILE_ID_GNU)
+			continue;
 		snprintf(path, sizeof(path), "%s/buildid/%s/debug", dir, hex);
 		st->bytes +=
 		    save_debuginfo(c->items[i].root, hex, path, CAPTURE_MAX_BYTES - st->bytes);

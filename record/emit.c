@@ -129,17 +129,20 @@ void emit_thread_names(struct sampler *s)
 static void write_map(struct sampler *s, pid_t pid, const struct xp_map *m, uint64_t t)
 {
 	const uint8_t *id = NULL, *image;
+	struct xp_file_id fid = {0};
 	size_t idlen = 0, len;
 
 	if (m->mod) {
-		idlen = module_build_id(m->mod, &id);
+		/* Without a GNU build-id: the Go build ID, or the file's SHA-256 (fileid.h). */
+		if (!(idlen = module_build_id(m->mod, &id)))
+			module_file_id(m->mod, &fid);
 		/* The vDSO is no file: its image goes into the data file (each one once). */
 		if (module_is_vdso(m->mod) && (len = module_image(m->mod, &image)) &&
 		    len <= DF_VDSO_MAX && failed(s, df_write_vdso(s->emit.w, image, len)))
 			return;
 	}
-	failed(s, df_write_mapping(s->emit.w, t, pid, m->start, m->end, m->offset, m->prot, m->path,
-				   id, idlen));
+	failed(s, df_write_mapping_id(s->emit.w, t, pid, m->start, m->end, m->offset, m->prot,
+				      m->path, id, idlen, &fid));
 }
 
 void emit_new_maps(struct sampler *s, pid_t pid, const struct smp_image *img, uint64_t t)
