@@ -251,7 +251,8 @@ static void print_frames(struct dump_thread *d, const struct xp_arch *arch, stru
 		if (xm && xm->mod)
 			idlen = module_build_id(xm->mod, &id);
 		if (xm)
-			sm = (struct sym_map){xm->start, xm->end, xm->offset, xm->path, id, idlen};
+			sm = (struct sym_map){xm->start, xm->end, xm->offset, xm->path,
+					      id,	 idlen,	  NULL};
 		/* An address in inlined code: the inlined functions first, then their host. */
 		for (f = symbolize_pc(sym, pid, xm ? &sm : NULL, pcs[i], addr, flags[i]); f;
 		     f = f->caller) {

@@ -382,8 +382,8 @@ static unsigned int resolve_frame(void *ctx, const struct agg_frame_req *req, co
 	if (!(req->flags & XP_FRAME_MARKERS))
 		m = profile_find_mapping(r->p, req->pid, req->t, req->addr);
 	if (m)
-		sm = (struct sym_map){m->start, m->end,	     m->offset,
-				      m->path,	m->build_id, m->build_id_len};
+		sm = (struct sym_map){m->start,	   m->end,	    m->offset,	m->path,
+				      m->build_id, m->build_id_len, &m->file_id};
 	if (m && r->symfs && m->path && m->path[0] == '/' &&
 	    (size_t)snprintf(path, sizeof(path), "%s%s", r->symfs, m->path) < sizeof(path))
 		sm.path = path;

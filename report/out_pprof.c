@@ -249,6 +249,12 @@ static uint64_t mapping_id(struct pprof *pp, const struct out *o, const struct p
 		for (i = 0; i < m->build_id_len; i++)
 			snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
 		pb_uint(&pp->map_buf, MAPPING_BUILD_ID, str_add(pp, hex, true));
+	} else if (m->file_id.kind == XP_FILE_ID_GO && m->file_id.len) {
+		/* As Go's own profiles carry it: the text of the Go build ID. */
+		hex = xp_malloc((size_t)m->file_id.len + 1);
+		memcpy(hex, m->file_id.bytes, m->file_id.len);
+		hex[m->file_id.len] = 0;
+		pb_uint(&pp->map_buf, MAPPING_BUILD_ID, str_add(pp, hex, true));
 	}
 	pb_uint(&pp->map_buf, MAPPING_HAS_FUNCTIONS, 1);
 	/* pprof takes the first mapping for the main program. */

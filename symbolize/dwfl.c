@@ -22,6 +22,7 @@
 #include "jitsyms.h"
 #include "plt.h"
 #include "err.h"
+#include "fileid.h"
 #include "hash.h"
 #include "sorted.h"
 #include "table.h"
@@ -76,9 +77,8 @@ struct sym_sym {
 
 struct sym_module {
 	char *path;
-	uint8_t build_id[SYM_BUILD_ID_MAX];
-	size_t build_id_len;
-	char *base; /* label used in module+0xOFF */
+	struct xp_file_id id; /* as recorded: build-id, Go build ID or SHA-256; no length: none */
+	char *base;	      /* label used in module+0xOFF */
 	bool opened;
 	size_t vdso; /* index + 1 into symbolizer.vdsos for a [vdso] image, else 0 */
 	Dwfl *dwfl;
@@ -190,18 +190,31 @@ static int open_regular(const char *path);
 static void hex(char *out, size_t outlen, const uint8_t *b, size_t n);
 
 /*
- * The path of @what ("elf", "debug") of build-id @id in the recorder's
- * cache, into @buf.  false when there is no cache or no build-id.
+ * The path of @what ("elf", "debug") of the file of identity @id in the
+ * recorder's cache (capture.h), into @buf.  false when there is no cache
+ * or no identity.
  */
-static bool cache_path(const struct symbolizer *s, const uint8_t *id, size_t idlen,
-		       const char *what, char *buf, size_t len)
+static bool cache_path(const struct symbolizer *s, const struct xp_file_id *id, const char *what,
+		       char *buf, size_t len)
 {
-	char idhex[2 * SYM_BUILD_ID_MAX + 1];
+	char name[XP_FILE_ID_TEXT];
 
-	if (!s->cache_dir || !idlen || idlen > SYM_BUILD_ID_MAX)
+	xp_file_id_name(id, name, sizeof(name));
+	if (!s->cache_dir || !name[0])
 		return false;
-	hex(idhex, sizeof(idhex), id, idlen);
-	return (size_t)snprintf(buf, len, "%s/buildid/%s/%s", s->cache_dir, idhex, what) < len;
+	return (size_t)snprintf(buf, len, "%s/buildid/%s/%s", s->cache_dir, name, what) < len;
+}
+
+/* A GNU build-id of @n bytes at @bits as an identity; false when it has none (or too long). */
+static bool gnu_id(const uint8_t *bits, int n, struct xp_file_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	if (n <= 0 || n > SYM_BUILD_ID_MAX)
+		return false;
+	id->kind = XP_FILE_ID_GNU;
+	id->len = (uint8_t)n;
+	memcpy(id->bytes, bits, (size_t)n);
+	return true;
 }
 
 /*
@@ -214,7 +227,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const struct symbolizer *s = *userdata;
-	const unsigned char *bits;
+	const unsigned char *bits = NULL;
+	struct xp_file_id id;
 	char path[PATH_MAX];
 	GElf_Addr id_vaddr;
 	int fd, n;
@@ -224,7 +238,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	if (fd >= 0 || !s)
 		return fd;
 	n = dwfl_module_build_id(mod, &bits, &id_vaddr);
-	if (n <= 0 || !cache_path(s, bits, (size_t)n, "debug", path, sizeof(path)))
+	if (!gnu_id(bits, n, &id) || !cache_path(s, &id, "debug", path, sizeof(path)))
 		return -1;
 	fd = open_regular(path);
 	if (fd < 0)
@@ -339,20 +353,18 @@ void symbolizer_add_vdso(struct symbolizer *s, const void *image, size_t len)
 
 /* ---- modules ------------------------------------------------------------- */
 
-static uint64_t sym_module_hash(const char *path, const uint8_t *id, size_t idlen)
+static uint64_t sym_module_hash(const char *path, const struct xp_file_id *id)
 {
 	uint64_t h = xp_fnv1a(XP_FNV_INIT, path, strlen(path));
 
-	if (idlen)
-		h = xp_fnv1a(h, id, idlen);
-	return xp_mix64(h ^ idlen);
+	if (id->len)
+		h = xp_fnv1a(h, id->bytes, id->len);
+	return xp_mix64(h ^ id->len ^ (uint64_t)id->kind << 8);
 }
 
-static bool sym_module_is(const struct sym_module *m, const char *path, const uint8_t *id,
-			  size_t idlen)
+static bool sym_module_is(const struct sym_module *m, const char *path, const struct xp_file_id *id)
 {
-	return m->build_id_len == idlen && (!idlen || !memcmp(m->build_id, id, idlen)) &&
-	       !strcmp(m->path, path);
+	return (m->id.len ? xp_file_id_equal(&m->id, id) : !id->len) && !strcmp(m->path, path);
 }
 
 /* The label of a module: its basename, without the " (deleted)" /proc adds. */
@@ -375,31 +387,26 @@ static uint64_t sym_module_hash_of(const void *ctx, size_t i)
 {
 	const struct sym_module *m = &((const struct symbolizer *)ctx)->mods[i];
 
-	return sym_module_hash(m->path, m->build_id, m->build_id_len);
+	return sym_module_hash(m->path, &m->id);
 }
 
 /* The module for (@path, @id), created (not yet opened) on first use. */
-static size_t sym_module_index(struct symbolizer *s, const char *path, const uint8_t *id,
-			       size_t idlen)
+static size_t sym_module_index(struct symbolizer *s, const char *path, const struct xp_file_id *id)
 {
 	struct xp_table *tab = &s->mod_table;
 	struct sym_module *m;
 	size_t j;
 
-	if (idlen > SYM_BUILD_ID_MAX)
-		idlen = 0;
 	xp_table_reserve(tab, s->nr_mods, sym_module_hash_of, s);
-	j = (size_t)sym_module_hash(path, id, idlen) & (tab->cap - 1);
+	j = (size_t)sym_module_hash(path, id) & (tab->cap - 1);
 	for (; tab->slots[j]; j = (j + 1) & (tab->cap - 1))
-		if (sym_module_is(&s->mods[tab->slots[j] - 1], path, id, idlen))
+		if (sym_module_is(&s->mods[tab->slots[j] - 1], path, id))
 			return tab->slots[j] - 1;
 	xp_grow((void **)&s->mods, &s->alloc_mods, s->nr_mods + 1, sizeof(*s->mods));
 	m = &s->mods[s->nr_mods];
 	memset(m, 0, sizeof(*m));
 	m->path = xp_strdup(path);
-	if (idlen)
-		memcpy(m->build_id, id, idlen);
-	m->build_id_len = idlen;
+	m->id = *id;
 	m->base = sym_module_label(path);
 	tab->slots[j] = ++s->nr_mods;
 	return s->nr_mods - 1;
@@ -416,22 +423,28 @@ static bool is_vdso(const struct sym_map *map)
  */
 static size_t map_module(struct symbolizer *s, const struct sym_map *map)
 {
-	uint8_t id[8] = {0xff, 'v', 'd', 's', 'o'};
+	uint8_t vid[8] = {0xff, 'v', 'd', 's', 'o'};
+	struct xp_file_id id;
 	size_t i, idx;
 
 	if (is_vdso(map)) {
 		for (i = 0; i < s->nr_vdsos; i++) {
 			if (s->vdsos[i].len != map->end - map->start)
 				continue;
-			id[5] = (uint8_t)i;
-			id[6] = (uint8_t)(i >> 8);
-			id[7] = (uint8_t)(i >> 16);
-			idx = sym_module_index(s, map->path, id, sizeof(id));
+			vid[5] = (uint8_t)i;
+			vid[6] = (uint8_t)(i >> 8);
+			vid[7] = (uint8_t)(i >> 16);
+			gnu_id(vid, sizeof(vid), &id);
+			idx = sym_module_index(s, map->path, &id);
 			s->mods[idx].vdso = i + 1;
 			return idx;
 		}
 	}
-	return sym_module_index(s, map->path ? map->path : "", map->build_id, map->build_id_len);
+	/* The recorded identity: the build-id, else another (fileid.h), else none. */
+	if (!gnu_id(map->build_id, (int)map->build_id_len, &id) && map->file_id &&
+	    map->file_id->len && map->file_id->kind != XP_FILE_ID_GNU)
+		id = *map->file_id;
+	return sym_module_index(s, map->path ? map->path : "", &id);
 }
 
 static void hex(char *out, size_t outlen, const uint8_t *b, size_t n)
@@ -574,13 +587,100 @@ static int report_elf(struct symbolizer *s, struct sym_module *m, int fd, const 
 	return 0;
 }
 
-/* The build-id of the reported file: its length (0: none). */
-static size_t file_build_id(struct sym_module *m, const unsigned char **bits)
+/* The Go build ID note of @elf (fileid.h) into @id; false when it has none. */
+static bool go_id(Elf *elf, struct xp_file_id *id)
 {
-	GElf_Addr id_vaddr;
-	int n = dwfl_module_build_id(m->mod, bits, &id_vaddr);
+	size_t phnum, i, off, next, name_off, desc_off;
+	GElf_Nhdr nhdr;
+	Elf_Data *data;
+	GElf_Phdr ph;
 
-	return n > 0 ? (size_t)n : 0;
+	if (elf_getphdrnum(elf, &phnum))
+		return false;
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		for (off = 0; data && (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off));
+		     off = next) {
+			if (nhdr.n_type != XP_NT_GO_BUILD_ID || nhdr.n_namesz < 3 ||
+			    nhdr.n_namesz > 4 ||
+			    memcmp((const char *)data->d_buf + name_off, "Go", 3) ||
+			    !nhdr.n_descsz || nhdr.n_descsz > XP_FILE_ID_MAX)
+				continue;
+			id->kind = XP_FILE_ID_GO;
+			id->len = (uint8_t)nhdr.n_descsz;
+			memcpy(id->bytes, (const uint8_t *)data->d_buf + desc_off, nhdr.n_descsz);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The identity of the reported file, of the kind @kind (the recorded
+ * one's), into @id: its GNU build-id, Go build ID or SHA-256 (a pass over
+ * the file).  false when it has none of that kind.
+ */
+static bool file_id(struct sym_module *m, int kind, struct xp_file_id *id)
+{
+	const unsigned char *bits = NULL;
+	GElf_Addr id_vaddr;
+	Dwarf_Addr bias;
+	const char *raw;
+	size_t size;
+	Elf *elf;
+	int n;
+
+	memset(id, 0, sizeof(*id));
+	if (kind == XP_FILE_ID_GNU) {
+		n = dwfl_module_build_id(m->mod, &bits, &id_vaddr);
+		return gnu_id(bits, n, id);
+	}
+	elf = dwfl_module_getelf(m->mod, &bias);
+	if (!elf)
+		return false;
+	if (kind == XP_FILE_ID_GO)
+		return go_id(elf, id);
+	raw = elf_rawfile(elf, &size);
+	if (kind != XP_FILE_ID_SHA256 || !raw)
+		return false;
+	xp_sha256(raw, size, id->bytes);
+	id->kind = XP_FILE_ID_SHA256;
+	id->len = XP_SHA256_LEN;
+	return true;
+}
+
+/* How messages name an identity of kind @kind: "build-id", "Go build ID", "SHA-256". */
+static const char *id_kind_text(int kind)
+{
+	return kind == XP_FILE_ID_GO	   ? "Go build ID"
+	       : kind == XP_FILE_ID_SHA256 ? "SHA-256"
+					   : "build-id";
+}
+
+/* The value of identity @id (of kind @kind when it has none) for a message: "none" when none. */
+static void id_text(const struct xp_file_id *id, int kind, char *buf, size_t len)
+{
+	const char *label = id_kind_text(kind);
+	char all[XP_FILE_ID_TEXT];
+
+	if (!id->len) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	xp_file_id_describe(id, all, sizeof(all));
+	/* "GNU build-id 1a2b": the value after the label's words. */
+	if (id->kind == XP_FILE_ID_GNU)
+		label = "GNU build-id";
+	snprintf(buf, len, "%s", all + strlen(label) + 1);
+}
+
+/* Whether the reported file is the one recorded: the same identity (any, when none was). */
+static bool is_recorded_file(struct sym_module *m, struct xp_file_id *have)
+{
+	memset(have, 0, sizeof(*have));
+	return !m->id.len || (file_id(m, m->id.kind, have) && xp_file_id_equal(have, &m->id));
 }
 
 /*
@@ -592,14 +692,15 @@ static int open_recorded_debuginfo(struct symbolizer *s, struct sym_module *m,
 				   const struct sym_map *map, char *found, size_t len)
 {
 	char idhex[2 * SYM_BUILD_ID_MAX + 1];
-	const unsigned char *bits;
+	struct xp_file_id have;
 	const char *why;
 	size_t i;
 	int fd;
 
-	if (m->build_id_len < 2)
+	/* Debug directories know files by GNU build-id only. */
+	if (m->id.kind != XP_FILE_ID_GNU || m->id.len < 2)
 		return -1;
-	hex(idhex, sizeof(idhex), m->build_id, m->build_id_len);
+	hex(idhex, sizeof(idhex), m->id.bytes, m->id.len);
 	for (i = 0; i < s->nr_roots; i++) {
 		snprintf(found, len, "%s/.build-id/%.2s/%s.debug", s->roots[i], idhex, idhex + 2);
 		fd = open_regular(found);
@@ -607,8 +708,7 @@ static int open_recorded_debuginfo(struct symbolizer *s, struct sym_module *m,
 			continue;
 		if (report_elf(s, m, fd, found, &why))
 			continue;
-		if (file_build_id(m, &bits) == m->build_id_len &&
-		    !memcmp(bits, m->build_id, m->build_id_len) && !read_loads_from_debug(m, map))
+		if (is_recorded_file(m, &have) && !read_loads_from_debug(m, map))
 			return 0;
 		sym_module_close(m);
 	}
@@ -622,11 +722,11 @@ static int open_recorded_debuginfo(struct symbolizer *s, struct sym_module *m,
  */
 static int open_cached(struct symbolizer *s, struct sym_module *m, char *found, size_t len)
 {
-	const unsigned char *bits;
+	struct xp_file_id have;
 	const char *why;
 	int fd;
 
-	if (!cache_path(s, m->build_id, m->build_id_len, "elf", found, len))
+	if (!cache_path(s, &m->id, "elf", found, len))
 		return -1;
 	fd = open_regular(found);
 	if (fd < 0)
@@ -634,8 +734,7 @@ static int open_cached(struct symbolizer *s, struct sym_module *m, char *found, 
 	/* Named by the recorded path: its .gnu_debuglink is looked for from there, as before. */
 	if (report_elf(s, m, fd, m->path, &why))
 		return -1;
-	if (file_build_id(m, &bits) != m->build_id_len ||
-	    memcmp(bits, m->build_id, m->build_id_len) || read_loads(m)) {
+	if (!is_recorded_file(m, &have) || read_loads(m)) {
 		sym_module_close(m);
 		return -1;
 	}
@@ -645,6 +744,7 @@ static int open_cached(struct symbolizer *s, struct sym_module *m, char *found, 
 /* -v: where the module's symbols come from (the file, and its separate debuginfo). */
 static void say_source(struct sym_module *m, const char *from, const char *file)
 {
+	char id[XP_FILE_ID_TEXT];
 	const char *debug = NULL;
 	Dwarf_Addr bias;
 
@@ -653,9 +753,11 @@ static void say_source(struct sym_module *m, const char *from, const char *file)
 	/* Loads the debuginfo now rather than at the first line looked up: the same files. */
 	dwfl_module_getdwarf(m->mod, &bias);
 	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
-	xp_debug(1, "symbols of '%s': %s '%s'%s%s", m->path, from, file,
+	xp_file_id_describe(&m->id, id, sizeof(id));
+	xp_debug(1, "symbols of '%s': %s '%s'%s%s, by its %s", m->path, from, file,
 		 debug && strcmp(debug, file) ? ", debuginfo " : "",
-		 debug && strcmp(debug, file) ? debug : "");
+		 debug && strcmp(debug, file) ? debug : "",
+		 id[0] ? id : "path (no identity was recorded)");
 }
 
 /*
@@ -686,10 +788,9 @@ static void sym_module_open_vdso(struct symbolizer *s, struct sym_module *m)
 /* Open the file the first time the module is used; leave m->mod NULL if it cannot be used. */
 static void sym_module_open(struct symbolizer *s, struct sym_module *m, const struct sym_map *map)
 {
-	char have[2 * SYM_BUILD_ID_MAX + 1], want[2 * SYM_BUILD_ID_MAX + 1], debug[PATH_MAX];
-	const unsigned char *bits;
+	char have[XP_FILE_ID_TEXT], want[XP_FILE_ID_TEXT], debug[PATH_MAX];
+	struct xp_file_id id;
 	const char *why = NULL;
-	size_t n;
 	int fd, err;
 
 	m->opened = true;
@@ -717,34 +818,35 @@ static void sym_module_open(struct symbolizer *s, struct sym_module *m, const st
 		return;
 	}
 	if (report_elf(s, m, fd, m->path, &why)) {
+		/* Not ELF now (replaced by a script, say): the recorder's copy, if kept. */
+		if (!open_cached(s, m, debug, sizeof(debug))) {
+			say_source(m, "the recorder's copy", debug);
+			return;
+		}
 		xp_warn("cannot read '%s': %s: %s; its frames are shown as %s+offset", m->path, why,
 			dwfl_errmsg(-1), m->base);
 		return;
 	}
-	if (m->build_id_len) {
-		n = file_build_id(m, &bits);
-		if (n != m->build_id_len || memcmp(bits, m->build_id, m->build_id_len)) {
-			hex(have, sizeof(have), n ? bits : NULL, n);
-			hex(want, sizeof(want), m->build_id, m->build_id_len);
-			/* Never pair the new file's debuginfo with the old file's addresses. */
-			sym_module_close(m);
-			if (!open_cached(s, m, debug, sizeof(debug))) {
-				say_source(m, "the recorder's copy", debug);
-				return;
-			}
-			if (!open_recorded_debuginfo(s, m, map, debug, sizeof(debug))) {
-				xp_warn("'%s' has changed since it was recorded (build-id %s, "
-					"recorded %s); using '%s', the debuginfo of the recorded "
-					"build-id",
-					m->path, n ? have : "none", want, debug);
-				return;
-			}
-			xp_warn(
-			    "'%s' has changed since it was recorded (build-id %s, recorded %s); "
-			    "its frames are shown as %s+offset",
-			    m->path, n ? have : "none", want, m->base);
+	if (!is_recorded_file(m, &id)) {
+		id_text(&id, m->id.kind, have, sizeof(have));
+		id_text(&m->id, m->id.kind, want, sizeof(want));
+		/* Never pair the new file's debuginfo with the old file's addresses. */
+		sym_module_close(m);
+		if (!open_cached(s, m, debug, sizeof(debug))) {
+			say_source(m, "the recorder's copy", debug);
 			return;
 		}
+		if (!open_recorded_debuginfo(s, m, map, debug, sizeof(debug))) {
+			xp_warn("'%s' has changed since it was recorded (%s %s, "
+				"recorded %s); using '%s', the debuginfo of the recorded "
+				"build-id",
+				m->path, id_kind_text(m->id.kind), have, want, debug);
+			return;
+		}
+		xp_warn("'%s' has changed since it was recorded (%s %s, recorded %s); "
+			"its frames are shown as %s+offset",
+			m->path, id_kind_text(m->id.kind), have, want, m->base);
+		return;
 	}
 	if (read_loads(m)) {
 		xp_warn("cannot read the program headers of '%s': %s", m->path, elf_errmsg(-1));

@@ -68,6 +68,8 @@ struct sym_map {
 	const char *path;
 	const uint8_t *build_id;
 	size_t build_id_len; /* 0: unknown, not checked */
+	/* Without a build-id: the file's Go build ID or SHA-256 (lib/fileid.h); NULL: none */
+	const struct xp_file_id *file_id;
 };
 
 enum sym_kind {

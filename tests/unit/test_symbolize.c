@@ -250,8 +250,8 @@ static const struct sym_frame *sym_at(struct symbolizer *s, const struct profile
 	struct sym_map sm;
 
 	if (m)
-		sm = (struct sym_map){m->start, m->end,	     m->offset,
-				      m->path,	m->build_id, m->build_id_len};
+		sm = (struct sym_map){m->start,	   m->end,	    m->offset,	m->path,
+				      m->build_id, m->build_id_len, &m->file_id};
 	return sym_pc(s, 4242, m ? &sm : NULL, pc, flags);
 }
 
@@ -371,8 +371,9 @@ static int test_build_id_mismatch(void)
 static int test_unresolved(void)
 {
 	const uint8_t id[] = {1, 2, 3, 4};
-	struct sym_map missing = {0x10000, 0x20000, 0x3000, "/nonexistent/libgone.so.1", id, 4};
-	struct sym_map vdso = {0x30000, 0x31000, 0, "[vdso]", NULL, 0};
+	struct sym_map missing = {0x10000, 0x20000, 0x3000, "/nonexistent/libgone.so.1",
+				  id,	   4,	    NULL};
+	struct sym_map vdso = {0x30000, 0x31000, 0, "[vdso]", NULL, 0, NULL};
 	struct symbolizer *s = symbolizer_new(NULL);
 	const char *n1, *n2, *n3, *n4, *n5, *n6, *err;
 
@@ -401,8 +402,8 @@ static int test_unresolved(void)
 static int test_not_regular(void)
 {
 	char dir[] = "/tmp/xprof-test-fifo-XXXXXX", fifo[64];
-	struct sym_map map = {0x10000, 0x20000, 0, fifo, NULL, 0};
-	struct sym_map dev = {0x30000, 0x40000, 0, "/dev/zero", NULL, 0};
+	struct sym_map map = {0x10000, 0x20000, 0, fifo, NULL, 0, NULL};
+	struct sym_map dev = {0x30000, 0x40000, 0, "/dev/zero", NULL, 0, NULL};
 	struct symbolizer *s = symbolizer_new(NULL);
 	const char *err;
 
@@ -521,9 +522,9 @@ static int test_jit_symbols(void)
 {
 	struct sym_opts opts = {.lines = true};
 	struct symbolizer *s = symbolizer_new(&opts);
-	struct sym_map anon = {0x7000000, 0x7010000, 0, "", NULL, 0};
-	struct sym_map memfd = {0x7100000, 0x7110000, 0, "/memfd:jit (deleted)", NULL, 0};
-	struct sym_map file = {0x400000, 0x401000, 0, "/nonexistent/app", NULL, 0};
+	struct sym_map anon = {0x7000000, 0x7010000, 0, "", NULL, 0, NULL};
+	struct sym_map memfd = {0x7100000, 0x7110000, 0, "/memfd:jit (deleted)", NULL, 0, NULL};
+	struct sym_map file = {0x400000, 0x401000, 0, "/nonexistent/app", NULL, 0, NULL};
 	const struct sym_frame *f;
 
 	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "old_code", 0);
@@ -568,23 +569,32 @@ static int test_jit_symbols(void)
 static int test_jit_symbols_in_time(void)
 {
 	struct symbolizer *s = symbolizer_new(NULL);
-	struct sym_map anon = {0x7000000, 0x7010000, 0, "", NULL, 0};
+	struct sym_map anon = {0x7000000, 0x7010000, 0, "", NULL, 0, NULL};
 
 	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "first", 1000);
 	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "second", 5000);
 	symbolizer_add_jit(s, 7, 0x7000000, 0x80, "third", 9000);
 	symbolizer_add_jit(s, 7, 0x7000000, 0x100, "third_too", 9000); /* same time: added last */
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 0)->name, "first");
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 1000)->name, "first");
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 4999)->name, "first");
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 5000)->name, "second");
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 8999)->name, "second");
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 9000)->name, "third_too");
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x70000f0, 0x70000f0, XP_FRAME_EXACT, 7000)->name, "second");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 0)->name,
+		 "first");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 1000)->name,
+		 "first");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 4999)->name,
+		 "first");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 5000)->name,
+		 "second");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 8999)->name,
+		 "second");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 9000)->name,
+		 "third_too");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x70000f0, 0x70000f0, XP_FRAME_EXACT, 7000)->name,
+		 "second");
 	T_EQ_STR(sym_pc(s, 7, &anon, 0x7000010, XP_FRAME_EXACT)->name, "third_too");
 	/* Cached per symbol: asking again in another order gives the same answers. */
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 2000)->name, "first");
-	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 6000)->name, "second");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 2000)->name,
+		 "first");
+	T_EQ_STR(symbolize_pc_at(s, 7, &anon, 0x7000010, 0x7000010, XP_FRAME_EXACT, 6000)->name,
+		 "second");
 	symbolizer_free(s);
 	return T_OK;
 }
@@ -655,7 +665,7 @@ static int test_vdso_image(void)
 {
 	const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	static const char other[] = "\177ELF, but not of the [vdso]'s size";
-	struct sym_map vdso = {0, 0, 0, "[vdso]", NULL, 0};
+	struct sym_map vdso = {0, 0, 0, "[vdso]", NULL, 0, NULL};
 	struct symbolizer *s, *none;
 	uint64_t start = 0, end = 0, off;
 	const char *err;
@@ -848,7 +858,7 @@ static int64_t file_offset_of(const char *path, uint64_t vaddr)
 static long check_plt_names(const char *objdump, const char *path)
 {
 	char cmd[4096], line[1024], want[512];
-	struct sym_map map = {1ULL << 32, 1ULL << 40, 0, path, NULL, 0};
+	struct sym_map map = {1ULL << 32, 1ULL << 40, 0, path, NULL, 0, NULL};
 	struct symbolizer *s = symbolizer_new(NULL);
 	unsigned long long vaddr;
 	long n = 0;
@@ -988,12 +998,12 @@ static int test_alias_names(void)
 	T_EQ_U64(load_self(&p, self_id, self_id_len), 0);
 	m = profile_find_mapping(&p, 4242, 1000, pc_free);
 	T_ASSERT(m);
-	sm = (struct sym_map){m->start, m->end, m->offset, m->path, NULL, 0};
+	sm = (struct sym_map){m->start, m->end, m->offset, m->path, NULL, 0, NULL};
 	s = symbolizer_new(NULL);
 	T_EQ_STR(sym_pc(s, 4242, &sm, pc_free + 2, XP_FRAME_EXACT)->name, "free");
 	m = profile_find_mapping(&p, 4242, 1000, pc_read);
 	T_ASSERT(m);
-	sm = (struct sym_map){m->start, m->end, m->offset, m->path, NULL, 0};
+	sm = (struct sym_map){m->start, m->end, m->offset, m->path, NULL, 0, NULL};
 	T_EQ_STR(sym_pc(s, 4242, &sm, pc_read + 2, XP_FRAME_EXACT)->name, "read");
 	symbolizer_free(s);
 	profile_release(&p);
