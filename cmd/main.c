@@ -71,9 +71,9 @@ static void print_version(void)
 		demangler = "libstdc++ __cxa_demangle (C++ only: Rust names stay mangled)";
 	printf("xprof %s\n", XPROF_VERSION);
 	printf("demangler:  %s\n", demangler);
-	printf("elfutils:   libdw %s (symbols, inline frames, CFI, debuginfod with "
-	       "DEBUGINFOD_URLS)\n",
-	       XPROF_LIBDW_VERSION);
+	printf("elfutils:   libdw %s (symbols, inline frames, CFI%s)\n", XPROF_LIBDW_VERSION,
+	       XPROF_STATIC_BUILD ? "; static: no debuginfod"
+				  : ", debuginfod with DEBUGINFOD_URLS");
 	printf("capstone:   %s (prologue analysis where there is no CFI)\n",
 	       XPROF_HAVE_CAPSTONE ? XPROF_CAPSTONE_VERSION : "none");
 	printf("libunwind:  %s\n", XPROF_LIBUNWIND_VERSION);
@@ -82,6 +82,24 @@ static void print_version(void)
 	       XPROF_STATIC_BUILD ? "static" : "dynamic",
 	       XPROF_SANITIZE_BUILD ? ", ASan + UBSan" : "");
 }
+
+#if XPROF_STATIC_BUILD
+/*
+ * A static xprof is linked with -Wl,--wrap=dlopen (CMakeLists.txt), and
+ * this is what its dlopen does: nothing.  The one caller is libdw's
+ * debuginfod client, which would load libdebuginfod and with it a second
+ * C library, of whatever version the machine has, into this one.  So a
+ * static xprof asks no debuginfod server; the recorder's copies and the
+ * debug directories still serve.
+ */
+void *__wrap_dlopen(const char *file, int mode);
+void *__wrap_dlopen(const char *file, int mode)
+{
+	(void)file;
+	(void)mode;
+	return NULL;
+}
+#endif
 
 static const struct cmd_struct *find_command(const char *name)
 {
