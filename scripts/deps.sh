@@ -9,13 +9,16 @@
 # names anything still missing).
 set -euo pipefail
 
-# Usage: deps.sh [--test | --fuzz | --qemu-user | --bench | --lint]
+# Usage: deps.sh [--test | --fuzz | --qemu-user | --bench | --lint | --static]
 #   (none)  what building xprof needs: cmake, gcc, make, pkg-config, and the
 #           libraries: libdw/libelf (elfutils: symbols, DWARF, CFI),
 #           libdebuginfod1 (which libdw loads to ask debuginfod servers
 #           when DEBUGINFOD_URLS is set; only recommended by libdw1),
 #           libunwind, capstone (instruction decoding), zlib (pprof), and
 #           libiberty-dev (the demangler: C++ and Rust names)
+#   --static  also the archives a static xprof (scripts/static.sh,
+#           -DXPROF_STATIC=ON) links beyond those of the -dev packages above:
+#           libbz2-dev (libdw's Libs.private)
 #   --fuzz  also clang and its libFuzzer runtime (scripts/fuzz.sh; the -14 is
 #           Debian 12's clang)
 #   --test  also what the test suite drives: g++ (a C++ target), binutils
@@ -25,7 +28,7 @@ set -euo pipefail
 #           bsdutils (script: a terminal), groff-base and man-db (man
 #           pages), bash-completion (the completion loaded as a shell
 #           loads it), fonts for readable screenshots, and what --fuzz
-#           installs
+#           and --static install
 #   --qemu-user  also qemu-user, which runs the unit tests of the aarch64 and
 #           riscv64 cross builds on this host (tests/xarch/unit-qemu-user.sh)
 #   --bench also what bench/run.sh compares with and runs: linux-perf (perf),
@@ -40,6 +43,9 @@ packages=(cmake gcc make pkg-config libdw-dev libelf-dev libdebuginfod1 libunwin
 	libcapstone-dev zlib1g-dev libiberty-dev)
 if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
 	packages+=(clang libclang-rt-14-dev)
+fi
+if [[ ${1:-} == --test || ${1:-} == --static ]]; then
+	packages+=(libbz2-dev)
 fi
 if [[ ${1:-} == --test ]]; then
 	packages+=(binutils g++ strace chromium fonts-dejavu-core golang-go python3 bsdutils groff-base
