@@ -9,7 +9,7 @@
 # names anything still missing).
 set -euo pipefail
 
-# Usage: deps.sh [--test | --fuzz | --qemu-user | --bench | --lint | --static]
+# Usage: deps.sh [--test | --fuzz | --qemu-user | --bench | --lint | --static | --package]
 #   (none)  what building xprof needs: cmake, gcc, make, pkg-config, and the
 #           libraries: libdw/libelf (elfutils: symbols, DWARF, CFI),
 #           libdebuginfod1 (which libdw loads to ask debuginfod servers
@@ -19,6 +19,8 @@ set -euo pipefail
 #   --static  also the archives a static xprof (scripts/static.sh,
 #           -DXPROF_STATIC=ON) links beyond those of the -dev packages above:
 #           libbz2-dev (libdw's Libs.private)
+#   --package  also what building the Debian package needs
+#           (scripts/package.sh): build-essential, debhelper and lintian
 #   --fuzz  also clang and its libFuzzer runtime (scripts/fuzz.sh; the -14 is
 #           Debian 12's clang)
 #   --test  also what the test suite drives: g++ (a C++ target), binutils
@@ -27,8 +29,8 @@ set -euo pipefail
 #           (flame graph), golang-go (go tool pprof), python3 (JSON checks),
 #           bsdutils (script: a terminal), groff-base and man-db (man
 #           pages), bash-completion (the completion loaded as a shell
-#           loads it), fonts for readable screenshots, and what --fuzz
-#           and --static install
+#           loads it), fonts for readable screenshots, and what --fuzz,
+#           --static and --package install
 #   --qemu-user  also qemu-user, which runs the unit tests of the aarch64 and
 #           riscv64 cross builds on this host (tests/xarch/unit-qemu-user.sh)
 #   --bench also what bench/run.sh compares with and runs: linux-perf (perf),
@@ -46,6 +48,9 @@ if [[ ${1:-} == --test || ${1:-} == --fuzz ]]; then
 fi
 if [[ ${1:-} == --test || ${1:-} == --static ]]; then
 	packages+=(libbz2-dev)
+fi
+if [[ ${1:-} == --test || ${1:-} == --package ]]; then
+	packages+=(build-essential debhelper lintian)
 fi
 if [[ ${1:-} == --test ]]; then
 	packages+=(binutils g++ strace chromium fonts-dejavu-core golang-go python3 bsdutils groff-base
