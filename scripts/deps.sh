@@ -26,11 +26,11 @@ set -euo pipefail
 #   --test  also what the test suite drives: g++ (a C++ target), binutils
 #           (objcopy, readelf, objdump: stripped copies, debuginfo, code
 #           shapes), strace (debuginfod is never asked unasked), chromium
-#           (flame graph), golang-go (go tool pprof), python3 (JSON checks),
-#           bsdutils (script: a terminal), groff-base and man-db (man
-#           pages), bash-completion (the completion loaded as a shell
-#           loads it), fonts for readable screenshots, and what --fuzz,
-#           --static and --package install
+#           (flame graph), golang-go (go tool pprof, a Go program),
+#           python3 (JSON checks), bsdutils (script: a terminal),
+#           groff-base and man-db (man pages), bash-completion (the
+#           completion loaded as a shell loads it), fonts for readable
+#           screenshots, and what --fuzz, --static and --package install
 #   --qemu-user  also qemu-user, which runs the unit tests of the aarch64 and
 #           riscv64 cross builds on this host (tests/xarch/unit-qemu-user.sh)
 #   --bench also what bench/run.sh compares with and runs: linux-perf (perf),

@@ -13,8 +13,9 @@
 # binary's path as its last line.  With an architecture, a cross build
 # with cmake/toolchain-ARCH.cmake (its sysroot from
 # ../shared/xarch/setup.sh --sysroot ARCH); riscv64 is refused: Debian 12's
-# cross linker cannot link trixie's static libraries (the toolchain file
-# says why), so its xprof is dynamic.
+# cross linker crashes on trixie's riscv64 libc.a, and trixie's libdw.a and
+# libelf.a need elfutils' eu_tsearch, which no archive defines
+# (doc/install.md), so its xprof is dynamic.
 #
 # On the 2-CPU build machine: about 15 s from nothing, seconds after a
 # change.  Exit status 0, or 1 when the build failed (the build's log tail
@@ -36,8 +37,8 @@ while (($#)); do
 		;;
 	aarch64) arch=$1 && shift ;;
 	riscv64)
-		echo "static.sh: riscv64 cannot be linked statically with Debian 12's cross tools" \
-			"(cmake/toolchain-riscv64.cmake says why); build it dynamically there" >&2
+		echo "static.sh: riscv64 cannot be linked statically with Debian's cross tools and" \
+			"libraries (doc/install.md says why); build it dynamically there" >&2
 		exit 2
 		;;
 	-h | --help)
