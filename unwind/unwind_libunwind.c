@@ -19,9 +19,9 @@
  */
 #include "unwind_libunwind.h"
 #include "arch.h"
+#include "dataformat.h"
 #include "err.h"
 #include "memread.h"
-#include "unwind.h"
 
 #include <libunwind-ptrace.h>
 #include <stdlib.h>
