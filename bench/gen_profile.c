@@ -26,6 +26,7 @@
 #include "arch/arch.h"
 #include "clock.h"
 #include "datafile.h"
+#include "module.h"
 #include "unwind.h"
 
 #include <errno.h>

@@ -15,6 +15,7 @@
 #include "ctl.h"
 #include "err.h"
 #include "memread.h"
+#include "module.h"
 #include "opt.h"
 #include "out.h"
 #include "procfs.h"

@@ -11,6 +11,7 @@
 #include "err.h"
 #include "hash.h"
 #include "memread.h"
+#include "module.h"
 #include "schedule.h"
 
 #include <limits.h>

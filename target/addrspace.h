@@ -6,9 +6,9 @@
  * disk: build-id, CFI) it maps.  Modules are shared between processes
  * through a module cache keyed by device, inode and path.
  *
- * procmaps_parse_line is a pure parser for untrusted /proc lines (unit test
- * and fuzz target).  Other functions return 0 or -errno and print nothing.
- * Not thread-safe.  May be called while the target runs.
+ * A mapping and the parser of its /proc line are maps.h's; what a module
+ * is, module.h's.  Functions return 0 or -errno and print nothing.  Not
+ * thread-safe.  May be called while the target runs.
  */
 #ifndef XPROF_TARGET_ADDRSPACE_H
 #define XPROF_TARGET_ADDRSPACE_H
@@ -18,34 +18,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define XP_PROT_READ  1
-#define XP_PROT_WRITE 2
-#define XP_PROT_EXEC  4
-
-#define XP_BUILD_ID_MAX 64
-
-struct module;
-
-struct xp_map {
-	uint64_t start, end, offset;
-	uint32_t prot;                  /* XP_PROT_* */
-	uint32_t dev_major, dev_minor;
-	uint64_t inode;
-	char *path;                     /* owned; "" for anonymous, "[vdso]", ... */
-	struct module *mod;             /* NULL when not a readable ELF file */
-	bool fresh; /* new at the last load: unlike every mapping known before */
-};
-
-/*
- * Parse one line of /proc/PID/maps (without or with its trailing newline).
- * On success fills @out with path pointing into @pathbuf (copied, cut to
- * @pathlen - 1 bytes) and returns 0; -EINVAL on a malformed line.
- */
-int procmaps_parse_line(const char *line, struct xp_map *out, char *pathbuf, size_t pathlen);
+#include "maps.h"
 
 struct module_cache;
-struct module_cache *module_cache_new(void);
-void module_cache_free(struct module_cache *mc);
 
 struct addrspace {
 	pid_t pid;
@@ -94,19 +69,5 @@ bool addrspace_is_exec(const struct addrspace *as, uint64_t addr);
  * cannot tell.  May be called while the target runs.
  */
 bool addrspace_is_stale(const struct addrspace *as, uint64_t addr);
-
-/* Build-id of a module's ELF file; 0 bytes when it has none. */
-size_t module_build_id(const struct module *mod, const uint8_t **id);
-/*
- * The identity of a module's file (lib/fileid.h) into @id: its GNU
- * build-id, else its Go build ID, else the SHA-256 of the whole file,
- * computed on the first call (a pass over the file).  0, or -ENOENT when
- * there is no file (@id then of no length).  Not thread-safe.
- */
-struct xp_file_id;
-int module_file_id(struct module *mod, struct xp_file_id *id);
-/* ELF virtual address (as in the symbol table) of target address @addr in map @m. */
-int module_vaddr(const struct module *mod, const struct xp_map *m, uint64_t addr,
-		 uint64_t *vaddr);
 
 #endif

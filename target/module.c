@@ -11,12 +11,12 @@
  * reports is symbolize/'s job (libdwfl), not this file's.
  */
 #include "module.h"
-#include "addrspace.h"
 #include "cfiscan.h"
 #include "err.h"
 #include "fileid.h"
-#include "targetfs.h"
+#include "maps.h"
 #include "sorted.h"
+#include "targetfs.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

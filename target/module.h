@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal interface of the module code (target/module.c) for the unwinder and
- * the tests: a module is one ELF file on disk, opened once through the
- * module cache.  Besides what addrspace.h exports (build-id, file offset to
- * ELF vaddr), it gives the unwinder the CFI row for an address, reduced to
- * the few rules an unwinder needs and to plain types (no libdw type leaks
- * out of module.c), the file's code bytes, and function symbols.
+ * Modules: a module is one ELF file on disk, opened once through the
+ * module cache (target/module.c), with its build-id or other identity and
+ * its file offset to ELF vaddr.  The unwinder gets the CFI row for an
+ * address, reduced to the few rules an unwinder needs and to plain types
+ * (no libdw type leaks out of module.c), the file's code bytes, and
+ * function symbols.
  *
  * Every function returns 0 or -errno and prints nothing.  Not thread-safe:
  * a module lazily loads its CFI and symbols.  Pointers returned into a
@@ -24,6 +24,22 @@ struct module_cache;
 struct targetfs;
 struct targetfs_root;
 struct xp_map;
+
+struct module_cache *module_cache_new(void);
+void module_cache_free(struct module_cache *mc);
+
+/* Build-id of a module's ELF file; 0 bytes when it has none. */
+size_t module_build_id(const struct module *mod, const uint8_t **id);
+/*
+ * The identity of a module's file (lib/fileid.h) into @id: its GNU
+ * build-id, else its Go build ID, else the SHA-256 of the whole file,
+ * computed on the first call (a pass over the file).  0, or -ENOENT when
+ * there is no file (@id then of no length).  Not thread-safe.
+ */
+struct xp_file_id;
+int module_file_id(struct module *mod, struct xp_file_id *id);
+/* ELF virtual address (as in the symbol table) of target address @addr in map @m. */
+int module_vaddr(const struct module *mod, const struct xp_map *m, uint64_t addr, uint64_t *vaddr);
 
 /*
  * The module mapped by @m (a file mapping, or the vDSO), opened on first

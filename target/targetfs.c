@@ -5,8 +5,8 @@
  * NSpid.  Nothing here parses more than one /proc line; ELF is module.c's.
  */
 #include "targetfs.h"
-#include "addrspace.h"
 #include "err.h"
+#include "maps.h"
 
 #include <errno.h>
 #include <fcntl.h>
