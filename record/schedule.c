@@ -61,10 +61,14 @@ uint64_t schedule_hist_percentile(const uint64_t *hist, uint64_t max, double p)
 		want = total - 1;
 	for (i = 0; i < SCHEDULE_HIST_SIZE; i++) {
 		acc += hist[i];
-		if (acc > want)
-			return i < SCHEDULE_HIST_FINE
-				   ? (uint64_t)i * 1000 + 500
-				   : ((uint64_t)(i - SCHEDULE_HIST_FINE) + 10) * 100000 + 50000;
+		if (acc <= want)
+			continue;
+		/* The last bucket holds everything from 99.9 ms on: its value is the largest. */
+		if (i == SCHEDULE_HIST_SIZE - 1)
+			return max;
+		return i < SCHEDULE_HIST_FINE
+			   ? (uint64_t)i * 1000 + 500
+			   : ((uint64_t)(i - SCHEDULE_HIST_FINE) + 10) * 100000 + 50000;
 	}
 	return max;
 }

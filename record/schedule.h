@@ -37,15 +37,19 @@ uint64_t schedule_pause_ns(uint64_t *rnd, uint64_t span);
  */
 bool schedule_wake_late(uint64_t late, uint64_t mean);
 
-/* Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to 100 ms. */
+/*
+ * Stop-time histogram: 1 us buckets below 1 ms, then 100 us buckets up to
+ * 99.9 ms, then one bucket for everything longer.
+ */
 #define SCHEDULE_HIST_FINE 1000
 #define SCHEDULE_HIST_SIZE (SCHEDULE_HIST_FINE + 990)
 
 /* Count @ns in @hist (SCHEDULE_HIST_SIZE buckets) and raise *@max to it. */
 void schedule_hist_add(uint64_t *hist, uint64_t *max, uint64_t ns);
 /*
- * Percentile @p (0 < @p < 100) of @hist in ns: the middle of its bucket;
- * @max (the largest value added) past the last bucket; 0 when empty.
+ * Percentile @p (0 < @p < 100) of @hist in ns: the middle of its bucket,
+ * or @max (the largest value added) when it falls in the last one (99.9
+ * ms and more); 0 when empty.
  */
 uint64_t schedule_hist_percentile(const uint64_t *hist, uint64_t max, double p);
 
