@@ -4,12 +4,14 @@
  * pinned there, that preempts that CPU's thread at the controller's
  * request, so that the controller can interrupt it from another CPU while
  * it is off its CPU (see interrupt.c for why a preempted thread stops
- * where it was).  The controller itself no longer moves to the thread's
- * CPU: a controller that sat there when it resumed the thread left the
- * thread no idle CPU but the other one, and the thread moved at every
- * sample; sqlite3 then spent 14-37% more CPU time than alone, its caches
- * cold after each move (a task that moved sqlite3 between the two CPUs
- * every millisecond, with no ptrace at all: 25-30% more).
+ * where it was).  They serve while a CPU is free for the controller
+ * (interrupt.c: interrupt_by_triggers; when every CPU has due threads, the
+ * controller moves to each itself): a controller that sat on the thread's
+ * CPU when it resumed the thread left it no idle CPU but the other one,
+ * and the thread moved at every sample; sqlite3 then spent 14-37% more CPU
+ * time than alone, its caches cold after each move (a task that moved
+ * sqlite3 between the two CPUs every millisecond, with no ptrace at all:
+ * 25-30% more).
  *
  * One request at a time per CPU:
  *   controller: trigger_arm (IDLE -> ARMED, with a pause);

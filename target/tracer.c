@@ -461,11 +461,6 @@ int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, i
 	return 0;
 }
 
-bool tracer_status_is_exec(int status)
-{
-	return WIFSTOPPED(status) && (unsigned)status >> 16 == PTRACE_EVENT_EXEC;
-}
-
 int tracer_detach_all(struct tracer *t)
 {
 	uint64_t deadline = xp_now_ns() + 3000000000ull;

@@ -89,9 +89,8 @@ struct tracer {
 
 enum tracer_event_kind {
 	TEV_NONE,
-	TEV_STOP,	/* a thread is in a ptrace-stop and must be resumed by the caller */
-	TEV_NEW_THREAD, /* informational: thread added (already resumed or waiting) */
-	TEV_EXIT,	/* thread reaped; @status holds its wait status */
+	TEV_STOP, /* a thread is in a ptrace-stop and must be resumed by the caller */
+	TEV_EXIT, /* thread reaped; @status holds its wait status */
 };
 
 void tracer_init(struct tracer *t, unsigned int flags);
@@ -156,12 +155,6 @@ int tracer_handle_status(struct tracer *t, pid_t tid, int status, struct tracer_
  */
 int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, int status,
 			    struct tracer_event *ev);
-
-/*
- * Whether wait status @status is a PTRACE_EVENT_EXEC stop, before
- * tracer_handle_status forgets the old image's mappings.  Pure.
- */
-bool tracer_status_is_exec(int status);
 
 /* Resume the thread of a TEV_STOP event as the event requires (signal re-injected). */
 int tracer_finish_stop(struct tracer *t, const struct tracer_event *ev);

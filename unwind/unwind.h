@@ -2,9 +2,11 @@
 /*
  * The unwinding seam: turns a register snapshot and target memory (the stack
  * copy, extended on demand) into a list of code addresses, innermost first.
- * It runs after the thread was resumed, on the copy.  Backends sit behind
- * struct unwinder_ops (frame pointers with validation, CFI, or the hybrid of
- * both); callers only see unwinder_new / unwind_stack.  Prints nothing.
+ * It runs after the thread was resumed, on the copy.  Two backends sit
+ * behind struct unwinder_ops (unwind.c): the native one, which walks frame
+ * records with validation, CFI, or both (enum unwind_mode), and libunwind
+ * (unwind_libunwind.h, also the second opinion of UNWIND_CHECK); callers
+ * only see unwinder_new / unwind_stack.  Prints nothing.
  */
 #ifndef XPROF_UNWIND_UNWIND_H
 #define XPROF_UNWIND_UNWIND_H
