@@ -224,7 +224,8 @@ void emit_accrued(struct sampler *s)
 		if (e->acc[i].pid && e->acc[i].weight)
 			emit_sample(s, e->acc[i].t, e->acc[i].sample_pid, e->acc[i].tid,
 				    e->acc[i].stack_id, e->acc[i].weight);
-	memset(e->acc, 0, e->acc_cap * sizeof(*e->acc));
+	if (e->acc_cap)
+		memset(e->acc, 0, e->acc_cap * sizeof(*e->acc));
 	e->acc_nr = 0;
 }
 
