@@ -15,10 +15,14 @@
 # happens to be on the build machine); this cannot.  Nothing is cached
 # between runs: the root is made anew each time and removed afterwards
 # (--keep leaves it, and says where, to look at after a failure).
+# XP_FRESH_TESTS, to look at one failure again without the whole suite,
+# is added to test.sh's command line as shell words (e.g.
+# XP_FRESH_TESTS="-R 't1040|t0470'").
 #
 # The root lives in /var/tmp/xprof-fresh.XXXXXX (XP_FRESH_DIR overrides the
 # parent), and runs in a private mount and pid namespace (unshare), where
-# /proc, /sys, /dev, /dev/pts, /dev/shm and /tmp are mounted; every mount
+# the root itself (bound onto itself, so that "/" is a mount point there as
+# on a machine), /proc, /sys, /dev, /dev/pts, /dev/shm and /tmp are mounted; every mount
 # is undone on exit (trap), failed runs and interrupts included, and the
 # namespace takes whatever is left, stray processes too, with it.
 #
@@ -161,7 +165,7 @@ say "copied $(git -C "$src" rev-parse --short HEAD) ($(git -C "$src" log -1 --fo
 inner=$(
 	cat <<'EOF'
 set -u
-root=$1 dest=$2
+root=$1 dest=$2 tests=$3
 mounted=()
 umount_all() {
 	local i
@@ -176,6 +180,10 @@ mnt() {
 	mount "$@" && mounted+=("$where")
 }
 set -e
+# The root bound onto itself: inside the chroot "/" is then a mount point,
+# which the tests' own namespaces need (unshare --propagation private
+# remounts "/" and fails with EINVAL where it is a plain directory).
+mnt --bind "$root" "$root"
 mnt -t proc proc "$root/proc"
 mnt -t sysfs sysfs "$root/sys"
 mnt --bind /dev "$root/dev"
@@ -199,7 +207,7 @@ ex=$?
 after_example=$(count)
 echo
 echo "fresh-root: + ./scripts/test.sh"
-in_root "cd $dest && ./scripts/test.sh"
+in_root "cd $dest && ./scripts/test.sh $tests"
 ts=$?
 after=$(count)
 summary=$(grep -E '^[0-9]+% tests passed' "$root$dest/build/ctest.log" 2>/dev/null | tail -n 1)
@@ -224,6 +232,7 @@ echo "$p passed, $f failed"
 EOF
 )
 status=0
-unshare --mount --propagation private --pid --fork bash -c "$inner" fresh-root "$root" "$dest" ||
+unshare --mount --propagation private --pid --fork bash -c "$inner" fresh-root "$root" "$dest" \
+	"${XP_FRESH_TESTS:-}" ||
 	status=$?
 exit "$status"
