@@ -50,6 +50,26 @@ static int map_cmp(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+void addrspace_fork(struct addrspace *as, const struct addrspace *parent)
+{
+	size_t i;
+
+	addrspace_release(as);
+	as->maps = xp_calloc(parent->nr ? parent->nr : 1, sizeof(*as->maps));
+	as->alloc = parent->nr ? parent->nr : 1;
+	for (i = 0; i < parent->nr; i++) {
+		as->maps[i] = parent->maps[i];
+		as->maps[i].path = xp_strdup(parent->maps[i].path);
+		as->maps[i].fresh = true;
+	}
+	as->nr = parent->nr;
+	as->fs_known = parent->fs_known;
+	as->root = parent->root;
+	/* Outside a pid namespace the innermost pid is the pid: no /proc read. */
+	if (parent->fs_known)
+		as->nspid = parent->nspid == parent->pid ? as->pid : targetfs_nspid(as->pid);
+}
+
 /* Index of the mapping with the greatest start <= @addr, or @nr if none. */
 static size_t maps_search(const struct xp_map *maps, size_t nr, uint64_t addr)
 {

@@ -147,6 +147,40 @@ static int test_addrspace_text(void)
 	return T_OK;
 }
 
+/*
+ * A fork's child starts from its parent's mappings: the same ranges, all
+ * to be written for it (fresh), its own copies of the paths; a reload of
+ * the same text then finds nothing new.
+ */
+static int test_addrspace_fork(void)
+{
+	struct addrspace parent, child;
+
+	addrspace_init(&parent, 0, NULL);
+	T_EQ_U64(addrspace_load_text(&parent, maps1), 0);
+	T_EQ_U64(addrspace_load_text(&parent, maps1), 0); /* nothing fresh in the parent */
+	T_ASSERT(!parent.maps[0].fresh);
+	addrspace_init(&child, 0, NULL);
+	addrspace_fork(&child, &parent);
+	T_EQ_U64(child.nr, parent.nr);
+	T_EQ_U64(child.loads, 0);
+	T_ASSERT(child.maps[0].fresh && child.maps[3].fresh);
+	T_ASSERT(child.maps[0].path != parent.maps[0].path);
+	T_ASSERT(!strcmp(child.maps[0].path, "[code]"));
+	T_ASSERT(addrspace_is_exec(&child, 0x400123));
+	addrspace_release(&parent); /* the child's paths are its own */
+	T_ASSERT(!strcmp(addrspace_find(&child, 0x7f0000000010)->path, "[vdso]"));
+	T_EQ_U64(addrspace_load_text(&child, maps1), 0);
+	T_ASSERT(!child.maps[0].fresh && !child.maps[3].fresh);
+	addrspace_release(&child);
+	/* An empty parent gives an empty child. */
+	addrspace_fork(&child, &parent);
+	T_EQ_U64(child.nr, 0);
+	T_ASSERT(addrspace_find(&child, 0x400000) == NULL);
+	addrspace_release(&child);
+	return T_OK;
+}
+
 /* A global function of this binary, to find through the module. */
 __attribute__((noinline)) int procmaps_probe(int x);
 __attribute__((noinline)) int procmaps_probe(int x)
@@ -349,5 +383,6 @@ static int test_addrspace_stale(void)
 }
 
 T_MAIN(T_CASE(test_parse_good), T_CASE(test_parse_bad), T_CASE(test_addrspace_text),
+       T_CASE(test_addrspace_fork),
        T_CASE(test_module_self), T_CASE(test_module_plt), T_CASE(test_module_not_elf),
        T_CASE(test_module_vdso), T_CASE(test_addrspace_stale))
