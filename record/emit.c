@@ -138,8 +138,11 @@ static void write_map(struct sampler *s, pid_t pid, const struct xp_map *m, uint
 			module_file_id(m->mod, &fid);
 		/* The vDSO is no file: its image goes into the data file (each one once). */
 		if (module_is_vdso(m->mod) && (len = module_image(m->mod, &image)) &&
-		    len <= DF_VDSO_MAX && failed(s, df_write_vdso(s->emit.w, image, len)))
-			return;
+		    len <= DF_VDSO_MAX && image != s->emit.vdso_written) {
+			if (failed(s, df_write_vdso(s->emit.w, image, len)))
+				return;
+			s->emit.vdso_written = image;
+		}
 	}
 	failed(s, df_write_mapping_id(s->emit.w, t, pid, m->start, m->end, m->offset, m->prot,
 				      m->path, id, idlen, &fid));
@@ -332,6 +335,7 @@ void emit_stats(struct sampler *s)
 	    {"xprof_cpu_ns", st->xprof_cpu_ns},
 	    {"exit_ns", st->exit_ns},
 	    {"origins", st->origins},
+	    {"maps_reads", st->maps_reads},
 	    {"tree_cpu_ns", st->tree_cpu_ns},
 	    {"stack_bytes_copied", st->stack_bytes_copied},
 	    {"irq_same_cpu", st->irq_same_cpu},
@@ -438,6 +442,7 @@ void emit_switch_part(struct sampler *s, uint64_t now)
 	}
 	e->w = w;
 	xp_u64set_release(&e->stacks); /* the new file has none */
+	e->vdso_written = NULL;
 	e->parts++;
 	e->part_start = now;
 	e->part_sampled = smp_sampled_ns(s, now);
