@@ -20,11 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct smp_image *smp_image_new(struct sampler *s, pid_t pid)
+struct smp_image *smp_image_new(struct sampler *s, pid_t pid, bool execed)
 {
 	struct smp_image *img = xp_calloc(1, sizeof(*img));
 
 	img->refs = 1;
+	img->execed = execed;
 	addrspace_init(&img->as, pid, s->queue.mc);
 	return img;
 }
@@ -44,6 +45,17 @@ void smp_image_put(struct smp_image *img)
 	free(img);
 }
 
+void smp_image_fork(struct smp_image *img, const struct smp_image *parent)
+{
+	if (img->execed || img->forked || img->as.loads || img->as.nr || parent->retired ||
+	    !parent->as.nr)
+		return;
+	addrspace_fork(&img->as, &parent->as);
+	img->forked = true;
+	img->maps_loaded_at = parent->maps_loaded_at;
+	img->maps_hidden = parent->maps_hidden;
+}
+
 int smp_image_read(struct sampler *s, struct xp_process *p, struct smp_image *img)
 {
 	char hint[512];
@@ -52,6 +64,7 @@ int smp_image_read(struct sampler *s, struct xp_process *p, struct smp_image *im
 	if (img->retired)
 		return -ESRCH;
 	e = addrspace_load(&img->as);
+	s->st->maps_reads++;
 	img->maps_loaded_at = smp_now(s);
 	if (!e)
 		return 0;

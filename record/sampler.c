@@ -140,6 +140,19 @@ static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64
 }
 
 /*
+ * A process born while traced starts with the maps of its parent (its
+ * ppid) where that is traced: a fork copies the address space, so no
+ * /proc read is needed until a sample shows something new.
+ */
+static void image_from_parent(struct sampler *s, struct xp_process *p)
+{
+	struct xp_thread *parent = p->ppid > 0 ? tracer_find(s->tr, p->ppid) : NULL;
+
+	if (parent && parent->proc != p)
+		smp_image_fork(smp_proc_of(s, p)->img, smp_proc_of(s, parent->proc)->img);
+}
+
+/*
  * What a stop shows new (an image, a process, a thread) is described by
  * reading /proc (maps, exe, comm): work for later, so that neither this
  * thread nor those interrupted with it wait for it.  A sample queued
@@ -158,6 +171,9 @@ static void describe_new(struct sampler *s, const struct tracer_event *ev, uint6
 		px->describe_queued = x->describe_queued = true;
 	}
 	if (!px->describe_queued && p->execed) {
+		/* Its own first stop may come before its parent's fork event. */
+		if (ev->fresh && th->tid == p->pid)
+			image_from_parent(s, p);
 		add_work(s, SMP_WORK_PROCESS, p, 0, t);
 		px->describe_queued = true;
 	}
@@ -183,6 +199,7 @@ static void describe_new(struct sampler *s, const struct tracer_event *ev, uint6
 		ev->child->proc->ppid = p->pid;
 		cx->born = s->loop.enabled;
 		if (!cx->describe_queued) {
+			image_from_parent(s, ev->child->proc);
 			add_work(s, SMP_WORK_PROCESS, ev->child->proc, 0, t);
 			cx->describe_queued = true;
 		}
@@ -218,8 +235,11 @@ static void do_work(struct sampler *s, const struct smp_work *w)
 	case SMP_WORK_PROCESS:
 		x = smp_proc_of(s, w->proc);
 		if (w->proc->execed && (!x->em.described || (w->flags & DF_PROC_EXEC))) {
-			/* The maps first: the PROCESS record says whether /proc hid them. */
-			e = smp_image_read(s, w->proc, w->img);
+			/*
+			 * The maps first: the PROCESS record says whether /proc
+			 * hid them.  A fork's child has its parent's already.
+			 */
+			e = w->img->forked ? 0 : smp_image_read(s, w->proc, w->img);
 			emit_process(s, w->proc,
 				     w->flags | (w->img->maps_hidden ? DF_PROC_NO_MAPS : 0), w->t);
 			if (!e)

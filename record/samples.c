@@ -48,7 +48,7 @@ struct smp_proc *smp_proc_of(struct sampler *s, struct xp_process *p)
 	if (!x) {
 		x = xp_calloc(1, sizeof(*x));
 		stackcopy_init(&x->mem, p->pid);
-		x->img = smp_image_new(s, p->pid);
+		x->img = smp_image_new(s, p->pid, false);
 		/* Launched and sampled from its start: all its CPU time counts. */
 		x->born = s->o->kind == SAMPLER_RECORD && s->loop.enabled;
 		p->priv = x;
@@ -114,7 +114,7 @@ void smp_exec(struct sampler *s, struct xp_thread *th)
 	x->copy.bytes = 0;
 	p->img->retired = true;
 	smp_image_put(p->img);
-	p->img = smp_image_new(s, th->proc->pid);
+	p->img = smp_image_new(s, th->proc->pid, true);
 	smp_close_fds(x);
 	x->last_stack_id = 0;
 }

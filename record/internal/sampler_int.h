@@ -195,6 +195,8 @@ struct smp_image {
 	uint64_t stale_checked_at; /* last check for a file mapped over a known one */
 	struct xp_u64set stacks;   /* ids of the stacks sampled in it */
 	bool maps_hidden;	   /* /proc hid its maps (its process is DF_PROC_NO_MAPS) */
+	bool execed;		   /* made by an exec (not its process's first image) */
+	bool forked;		   /* its maps are a copy of the parent's (smp_image_fork) */
 };
 
 /* A raw sample waiting to be unwound. */
@@ -355,6 +357,8 @@ struct emit_accrual {
 struct emitter {
 	struct df_writer *w;
 	struct xp_u64set stacks;  /* ids of the stacks this file (part) has */
+	/* The [vdso] image this file (part) has: every process maps the same one. */
+	const uint8_t *vdso_written;
 	struct emit_accrual *acc; /* open addressing on (pid, stack_id); pid 0: free */
 	size_t acc_cap, acc_nr;
 	bool failed;	       /* a write failed: the recording ends (the loop looks) */
@@ -441,9 +445,15 @@ void smp_drain_some(struct sampler *s, unsigned long max);
  * image.c.  A new image of process @pid (one reference: the caller's),
  * another reference, one given back (the last frees it).
  */
-struct smp_image *smp_image_new(struct sampler *s, pid_t pid);
+struct smp_image *smp_image_new(struct sampler *s, pid_t pid, bool execed);
 struct smp_image *smp_image_get(struct smp_image *img);
 void smp_image_put(struct smp_image *img);
+/*
+ * @img, the first image of a process forked from one running @parent,
+ * starts as a copy of @parent's maps (addrspace_fork): no /proc read at a
+ * fork.  Nothing if @img was read already or came from an exec.
+ */
+void smp_image_fork(struct smp_image *img, const struct smp_image *parent);
 /*
  * Read @p's maps again for its current image, at @t: a new generation,
  * whose new mappings go to the data file.  Nothing for a retired image.

@@ -45,4 +45,13 @@ say "  recorder CPU per process: ${first} ns over processes 200-1,200, ${last} n
 assert_within "recorder CPU per process, last thousand / first" \
 	"$(awk -v a="$first" -v b="$last" 'BEGIN { printf "%.2f", b / a }')" 0 1.5
 
+# A fork's child starts with its parent's maps (record/sampler.c,
+# image_from_parent): 1,000 subshells that exec nothing cost no read of
+# /proc/PID/maps each (one each, 1,000 or more, before).
+expect_exit 0 "$XPROF" -q record -o forks.data -- bash -c 'for ((i = 0; i < 1000; i++)); do (:); done'
+expect_exit 0 "$XPROF" report -i forks.data --header-only -o forks.header
+reads=$(awk '$2 == "stat" && $3 == "maps_reads" { print $5 }' forks.header)
+say "# 1,000 forks: ${reads:-?} reads of maps"
+assert_within "maps read for 1,000 forked subshells" "${reads:--1}" 0 100
+
 finish
