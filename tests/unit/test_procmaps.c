@@ -383,6 +383,5 @@ static int test_addrspace_stale(void)
 }
 
 T_MAIN(T_CASE(test_parse_good), T_CASE(test_parse_bad), T_CASE(test_addrspace_text),
-       T_CASE(test_addrspace_fork),
-       T_CASE(test_module_self), T_CASE(test_module_plt), T_CASE(test_module_not_elf),
-       T_CASE(test_module_vdso), T_CASE(test_addrspace_stale))
+       T_CASE(test_addrspace_fork), T_CASE(test_module_self), T_CASE(test_module_plt),
+       T_CASE(test_module_not_elf), T_CASE(test_module_vdso), T_CASE(test_addrspace_stale))
