@@ -542,6 +542,68 @@ int module_symbol_by_name(struct module *mod, const char *name, uint64_t *start,
 	return -ENOENT;
 }
 
+/* Look for @name among the defined symbols of table @scn (any type): 0, or -ENOENT. */
+static int module_find_in(struct module *mod, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+			  uint64_t *vaddr, uint64_t *size)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n, i;
+	GElf_Sym sym;
+
+	if (!data || !sh->sh_entsize)
+		return -ENOENT;
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < n; i++) {
+		const char *s;
+
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		s = elf_strptr(mod->elf, sh->sh_link, sym.st_name);
+		if (s && !strcmp(s, name)) {
+			*vaddr = sym.st_value;
+			*size = sym.st_size;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int module_any_symbol(struct module *mod, const char *name, uint64_t *vaddr, uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int ret = -ENOENT;
+
+	/* .dynsym first: exported names are what a runtime promises to keep. */
+	while (ret && (scn = elf_nextscn(mod->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			ret = module_find_in(mod, scn, &sh, name, vaddr, size);
+	scn = NULL;
+	while (ret && (scn = elf_nextscn(mod->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			ret = module_find_in(mod, scn, &sh, name, vaddr, size);
+	return ret;
+}
+
+int module_section(struct module *mod, const char *name, uint64_t *vaddr, uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *n;
+
+	if (elf_getshdrstrndx(mod->elf, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(mod->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(mod->elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name) && sh.sh_addr) {
+			*vaddr = sh.sh_addr;
+			*size = sh.sh_size;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 /* --- CFI ------------------------------------------------------------------ */
 
 /* The data of @mod's section @name or, if not found, @alt (NULL: none). */

@@ -105,6 +105,15 @@ bool module_is_plt(struct module *mod, uint64_t vaddr);
 int module_symbol_by_name(struct module *mod, const char *name, uint64_t *start, uint64_t *size);
 
 /*
+ * The symbol @name of any type (a function, or data such as a runtime's
+ * state), from .dynsym, else .symtab, without loading the symbol tables
+ * for lookups by address: its ELF vaddr and size.  -ENOENT when none.
+ */
+int module_any_symbol(struct module *mod, const char *name, uint64_t *vaddr, uint64_t *size);
+/* The section @name (allocated): its ELF vaddr and size.  -ENOENT when none. */
+int module_section(struct module *mod, const char *name, uint64_t *vaddr, uint64_t *size);
+
+/*
  * A CFI row, reduced.  DWARF expressions are translated to a small set of
  * our own operations (enum cfi_op_kind) stored in the row, so the unwinder
  * evaluates them without libdw.
