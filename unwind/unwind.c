@@ -37,10 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UW_ROW_CACHE  1024 /* slots, a power of two */
-#define UW_CFI_GAP    16   /* bytes: how far past an FDE's end its last row may hold */
-#define UW_CALL_CACHE 1024 /* slots, a power of two */
-#define UW_EXPR_STACK 16
+#define UW_ROW_CACHE	 1024 /* slots, a power of two */
+#define UW_CFI_GAP	 16   /* bytes: how far past an FDE's end its last row may hold */
+#define UW_CALL_CACHE	 1024 /* slots, a power of two */
+#define UW_EXPR_STACK	 16
 #define UNWIND_CHECK_MAX 1024 /* frames compared in check mode, at most */
 
 /* Result of one step besides the caller's state. */
@@ -78,6 +78,7 @@ struct uw_walk {
 	struct memread *mem;
 	struct addrspace *as;
 	uint64_t stack_lo, stack_hi; /* the mapping holding sp; 0, 0 when unknown */
+	uint64_t *sps;		     /* each frame's stack pointer, or NULL: not wanted */
 	struct xp_map *last;	     /* the mapping found last: frames cluster in few modules */
 	bool left_maps;		     /* an address (pc, return address) was in no mapping */
 };
@@ -744,6 +745,8 @@ static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const s
 	f->pc = arch->strip_pc(regs, xp_regs_get(regs, arch->dwarf.pc));
 	f->exact = true;
 	pcs[n] = f->pc;
+	if (w->sps)
+		w->sps[n] = xp_regs_get(regs, arch->dwarf.sp);
 	flags[n++] = XP_FRAME_EXACT;
 	if (!xp_regs_has(regs, arch->dwarf.sp))
 		return n;
@@ -770,6 +773,8 @@ static unsigned int native_unwind(struct unwinder *u, struct uw_walk *w, const s
 		if (caller->exact)
 			uw_set_stack(w, xp_regs_get(&caller->regs, arch->dwarf.sp));
 		pcs[n] = caller->pc;
+		if (w->sps)
+			w->sps[n] = xp_regs_get(&caller->regs, arch->dwarf.sp);
 		flags[n++] = caller->exact ? XP_FRAME_EXACT : 0;
 		t = f;
 		f = caller;
@@ -798,9 +803,8 @@ static pid_t walk_pid(const struct uw_walk *w)
 }
 
 /* libunwind over the walk's copy; the vdso's range from the maps. */
-static unsigned int lu_walk_stack(struct unwinder *u, struct uw_walk *w,
-				  const struct xp_regs *regs, uint64_t *pcs, uint8_t *flags,
-				  unsigned int max, uint64_t *bad)
+static unsigned int lu_walk_stack(struct unwinder *u, struct uw_walk *w, const struct xp_regs *regs,
+				  uint64_t *pcs, uint8_t *flags, unsigned int max, uint64_t *bad)
 {
 	uint64_t vs = 0, ve = 0;
 	size_t i;
@@ -811,7 +815,8 @@ static unsigned int lu_walk_stack(struct unwinder *u, struct uw_walk *w,
 			ve = w->as->maps[i].end;
 			break;
 		}
-	return lu_unwind(u->lu, w->arch, regs, w->mem, walk_pid(w), vs, ve, pcs, flags, max, bad);
+	return lu_unwind(u->lu, w->arch, regs, w->mem, walk_pid(w), vs, ve, pcs, flags, w->sps, max,
+			 bad);
 }
 
 static unsigned int lu_backend_unwind(struct unwinder *u, struct uw_walk *w,
@@ -871,6 +876,7 @@ static void check_with_libunwind(struct unwinder *u, struct uw_walk *w, const st
 
 	if (max > UNWIND_CHECK_MAX)
 		max = UNWIND_CHECK_MAX;
+	w->sps = NULL; /* the native walk's are kept */
 	ln = lu_walk_stack(u, w, regs, lpcs, lflags, max, &ignored);
 	a = walked(flags, n, &acut);
 	b = walked(lflags, ln, &bcut);
@@ -889,8 +895,9 @@ static void check_with_libunwind(struct unwinder *u, struct uw_walk *w, const st
 	(*u->last_check)++;
 	u->stats.check_differ++;
 	if (xp_verbosity >= 2) {
-		xp_debug(2, "unwind check: pid %d: first difference at frame %u of %u (native) / %u "
-			    "(libunwind)",
+		xp_debug(2,
+			 "unwind check: pid %d: first difference at frame %u of %u (native) / %u "
+			 "(libunwind)",
 			 (int)walk_pid(w), i, a, b);
 		debug_stack("native", pcs, a);
 		debug_stack("libunwind", lpcs, b);
@@ -938,7 +945,15 @@ unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
 			  const struct xp_regs *regs, struct memread *mem, struct addrspace *as,
 			  uint64_t *pcs, uint8_t *flags, unsigned int max, bool *left_maps)
 {
-	struct uw_walk w = {.u = u, .arch = arch, .mem = mem, .as = as};
+	return unwind_stack_sp(u, arch, regs, mem, as, pcs, flags, NULL, max, left_maps);
+}
+
+unsigned int unwind_stack_sp(struct unwinder *u, const struct xp_arch *arch,
+			     const struct xp_regs *regs, struct memread *mem, struct addrspace *as,
+			     uint64_t *pcs, uint8_t *flags, uint64_t *sps, unsigned int max,
+			     bool *left_maps)
+{
+	struct uw_walk w = {.u = u, .arch = arch, .mem = mem, .as = as, .sps = sps};
 	unsigned int n;
 
 	if (left_maps)

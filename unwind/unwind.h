@@ -26,7 +26,7 @@ enum unwind_mode {
 	UNWIND_FP,    /* frame pointers only (innermost frame fixed with CFI/prologue analysis) */
 	UNWIND_DWARF, /* CFI for every frame */
 	UNWIND_LIBUNWIND, /* libunwind (unwind_libunwind.h) over the same copy and snapshot */
-	UNWIND_CHECK, /* AUTO's stacks, each also walked by libunwind and compared (stats) */
+	UNWIND_CHECK,	  /* AUTO's stacks, each also walked by libunwind and compared (stats) */
 };
 
 struct unwind_stats {
@@ -65,6 +65,17 @@ void unwinder_free(struct unwinder *u);
 unsigned int unwind_stack(struct unwinder *u, const struct xp_arch *arch,
 			  const struct xp_regs *regs, struct memread *mem, struct addrspace *as,
 			  uint64_t *pcs, uint8_t *flags, unsigned int max, bool *left_maps);
+
+/*
+ * The same, and each frame's stack pointer in @sps (parallel to @pcs:
+ * the innermost's from @regs, a caller's as the walk recovered it, 0 where
+ * the backend cannot tell), for what must be matched to a frame by the
+ * stack addresses its locals occupy (interpreter frames: interp.h).
+ */
+unsigned int unwind_stack_sp(struct unwinder *u, const struct xp_arch *arch,
+			     const struct xp_regs *regs, struct memread *mem, struct addrspace *as,
+			     uint64_t *pcs, uint8_t *flags, uint64_t *sps, unsigned int max,
+			     bool *left_maps);
 
 const struct unwind_stats *unwinder_stats(const struct unwinder *u);
 

@@ -254,13 +254,13 @@ static void *upt_of(struct lu_unwinder *lu, pid_t pid)
 }
 
 unsigned int lu_unwind(struct lu_unwinder *lu, const struct xp_arch *arch,
-		       const struct xp_regs *regs, struct memread *mem, pid_t pid, uint64_t vdso_start,
-		       uint64_t vdso_end, uint64_t *pcs, uint8_t *flags, unsigned int max,
-		       uint64_t *bad)
+		       const struct xp_regs *regs, struct memread *mem, pid_t pid,
+		       uint64_t vdso_start, uint64_t vdso_end, uint64_t *pcs, uint8_t *flags,
+		       uint64_t *sps, unsigned int max, uint64_t *bad)
 {
 	struct lu_walk walk = {arch, regs, mem, NULL, vdso_start, vdso_end};
 	unw_cursor_t c;
-	unw_word_t ip;
+	unw_word_t ip, sp;
 	unsigned int n = 0;
 	bool next_exact;
 	int ret;
@@ -268,6 +268,8 @@ unsigned int lu_unwind(struct lu_unwinder *lu, const struct xp_arch *arch,
 	if (!max || !xp_regs_has(regs, arch->dwarf.pc))
 		return 0;
 	pcs[n] = arch->strip_pc(regs, xp_regs_get(regs, arch->dwarf.pc));
+	if (sps)
+		sps[n] = xp_regs_get(regs, arch->dwarf.sp);
 	flags[n++] = XP_FRAME_EXACT;
 	if (!lu->as || pid <= 0 || !(walk.upt = upt_of(lu, pid)))
 		return n;
@@ -296,6 +298,8 @@ unsigned int lu_unwind(struct lu_unwinder *lu, const struct xp_arch *arch,
 			break;
 		}
 		pcs[n] = arch->strip_pc(regs, (uint64_t)ip);
+		if (sps)
+			sps[n] = unw_get_reg(&c, UNW_REG_SP, &sp) < 0 ? 0 : (uint64_t)sp;
 		flags[n - 1] |= XP_FRAME_CFI;
 		flags[n++] = next_exact ? XP_FRAME_EXACT : 0;
 	}

@@ -34,10 +34,12 @@ void lu_free(struct lu_unwinder *lu);
  * XP_FRAME_TRUNCATED marker in place of the deepest when cut.  *@bad is
  * incremented when the walk ended on an error rather than at the stack's
  * end.
+ * @sps (NULL: not wanted) gets each frame's stack pointer, 0 where libunwind
+ * cannot tell.
  */
 unsigned int lu_unwind(struct lu_unwinder *lu, const struct xp_arch *arch,
-		       const struct xp_regs *regs, struct memread *mem, pid_t pid, uint64_t vdso_start,
-		       uint64_t vdso_end, uint64_t *pcs, uint8_t *flags, unsigned int max,
-		       uint64_t *bad);
+		       const struct xp_regs *regs, struct memread *mem, pid_t pid,
+		       uint64_t vdso_start, uint64_t vdso_end, uint64_t *pcs, uint8_t *flags,
+		       uint64_t *sps, unsigned int max, uint64_t *bad);
 
 #endif
