@@ -68,6 +68,9 @@ struct df_writer {
 	uint64_t *vdso_sums;
 	size_t nr_vdso;
 	unsigned long alloc_vdso;
+	/* ICODE ids already written (open addressing, 0 = empty slot). */
+	uint64_t *codes;
+	size_t nr_codes, cap_codes;
 };
 
 static void put_u8(uint8_t **p, uint8_t v)
@@ -197,7 +200,7 @@ static void datafile_free(struct df_writer *w)
 
 	for (i = 0; i < w->nbatches; i++)
 		free(w->batches[i].buf);
-	XP_FREE_ALL(w->batches, w->buf, w->seen, w->vdso_sums, w->path, w);
+	XP_FREE_ALL(w->batches, w->buf, w->seen, w->vdso_sums, w->codes, w->path, w);
 }
 
 struct df_writer *df_writer_open(const char *path, uint16_t e_machine, uint64_t start_ns)
@@ -445,13 +448,54 @@ static void seen_grow(struct df_writer *w)
 	free(old);
 }
 
+/*
+ * The STACK record of the native frames of @pcs (@nr entries, @ninterp of
+ * them interpreter frames) and, when there are any, the ISTACK record of
+ * the interpreter frames, each with the index of the native frame it
+ * goes in place of: that of the next native frame (the interpreter's
+ * loop), or the number of native frames when none follows.
+ */
+static int write_stack_records(struct df_writer *w, uint64_t id, const uint64_t *pcs,
+			       const uint8_t *flags, uint32_t nr, uint32_t ninterp)
+{
+	uint32_t nnative = nr - ninterp, i, k;
+	uint8_t *p = rec_begin(w, DF_REC_STACK, 8 + 4 + (uint64_t)nnative * 9);
+
+	if (!p)
+		return -1;
+	put_u64(&p, id);
+	put_u32(&p, nnative);
+	for (i = 0; i < nr; i++)
+		if (!(flags[i] & XP_FRAME_INTERP))
+			put_u64(&p, pcs[i]);
+	for (i = 0; i < nr; i++)
+		if (!(flags[i] & XP_FRAME_INTERP))
+			put_u8(&p, flags[i]);
+	if (!ninterp)
+		return 0;
+	p = rec_begin(w, DF_REC_ISTACK, 8 + 4 + (uint64_t)ninterp * DF_ISTACK_ENTRY);
+	if (!p)
+		return -1;
+	put_u64(&p, id);
+	put_u32(&p, ninterp);
+	for (i = 0, k = 0; i < nr; i++) {
+		if (!(flags[i] & XP_FRAME_INTERP)) {
+			k++;
+			continue;
+		}
+		put_u32(&p, k);
+		put_u64(&p, pcs[i] >> 32);
+		put_u32(&p, (uint32_t)pcs[i]);
+	}
+	return 0;
+}
+
 int df_write_stack(struct df_writer *w, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
 		   uint32_t nr)
 {
 	uint64_t sum = stack_sum(pcs, flags, nr), *known = NULL;
 	struct df_seen *s = NULL;
-	uint8_t *p;
-	uint32_t i;
+	uint32_t i, ninterp = 0;
 
 	if (w->failed)
 		return -1;
@@ -471,14 +515,10 @@ int df_write_stack(struct df_writer *w, uint64_t id, const uint64_t *pcs, const 
 					w->path, (unsigned long long)id);
 		return 0;
 	}
-	p = rec_begin(w, DF_REC_STACK, 8 + 4 + (uint64_t)nr * 9);
-	if (!p)
-		return -1;
-	put_u64(&p, id);
-	put_u32(&p, nr);
 	for (i = 0; i < nr; i++)
-		put_u64(&p, pcs[i]);
-	put_bytes(&p, flags, nr);
+		ninterp += (flags[i] & XP_FRAME_INTERP) != 0;
+	if (write_stack_records(w, id, pcs, flags, nr, ninterp))
+		return -1;
 	if (s) {
 		s->id = id;
 		s->sum = sum;
@@ -487,6 +527,44 @@ int df_write_stack(struct df_writer *w, uint64_t id, const uint64_t *pcs, const 
 		w->zero_seen = true;
 		w->zero_sum = sum;
 	}
+	return 0;
+}
+
+int df_write_icode(struct df_writer *w, uint64_t id, uint32_t kind, uint32_t first_line,
+		   const char *name, const char *file)
+{
+	size_t i, j, cap;
+	uint64_t *old;
+
+	if (w->failed)
+		return -1;
+	if (!id)
+		return xp_error("cannot write '%s': code id 0", w->path);
+	if ((w->nr_codes + 1) * 2 > w->cap_codes) {
+		old = w->codes;
+		cap = w->cap_codes;
+		w->cap_codes = cap ? cap * 2 : 256;
+		w->codes = xp_calloc(w->cap_codes, sizeof(*w->codes));
+		for (i = 0; i < cap; i++) {
+			if (!old[i])
+				continue;
+			for (j = id_slot(old[i], w->cap_codes); w->codes[j];
+			     j = (j + 1) & (w->cap_codes - 1))
+				;
+			w->codes[j] = old[i];
+		}
+		free(old);
+	}
+	for (j = id_slot(id, w->cap_codes); w->codes[j]; j = (j + 1) & (w->cap_codes - 1))
+		if (w->codes[j] == id)
+			return 0;
+	if (strlen(name) > DF_ICODE_STR_MAX || strlen(file) > DF_ICODE_STR_MAX)
+		return xp_error("cannot write '%s': a code name or file over %d bytes", w->path,
+				DF_ICODE_STR_MAX);
+	if (rec_put(w, DF_REC_ICODE, "844ss", id, kind, first_line, name, file))
+		return -1;
+	w->codes[j] = id;
+	w->nr_codes++;
 	return 0;
 }
 

@@ -51,13 +51,17 @@
 	X(SAMPLES, samples, 10) /* samples of one thread, varint-delta encoded */                  \
 	X(JITLINE, jitline, 11) /* the source line of a range of JIT code (from a jitdump) */      \
 	X(VDSO, vdso, 12)	/* an image of the kernel's [vdso], to name its functions */       \
-	X(MARK, mark, 13)	/* a named phase starts, or sampling is enabled or disabled */
+	X(MARK, mark, 13)	/* a named phase starts, or sampling is enabled or disabled */     \
+	X(ICODE, icode, 14)	/* an interpreter's code object: name, file, first line */         \
+	X(ISTACK, istack, 15)	/* the interpreter frames of a stack */
 
 #define DF_REC_ENUM_(NAME, name, number) DF_REC_##NAME = number,
 enum df_rec_type { DF_REC_TYPES(DF_REC_ENUM_) };
 #undef DF_REC_ENUM_
 
-#define DF_VDSO_MAX (1u << 20) /* a larger [vdso] image is not one */
+#define DF_VDSO_MAX	 (1u << 20) /* a larger [vdso] image is not one */
+#define DF_ISTACK_ENTRY	 16	    /* bytes of an ISTACK entry: at, code, line */
+#define DF_ICODE_STR_MAX 4096	    /* a longer ICODE name or file is corruption */
 
 enum df_mark_kind {
 	DF_MARK_PHASE = 0,   /* the phase named in the record starts ('mark NAME') */
@@ -114,7 +118,11 @@ int df_write_mapping_id(struct df_writer *w, uint64_t t, pid_t pid, uint64_t sta
 			uint64_t offset, uint32_t prot, const char *path, const uint8_t *build_id,
 			size_t build_id_len, const struct xp_file_id *file_id);
 /*
- * pcs[0] innermost; flags[] are enum xp_frame_flags; @nr may be 0.  Each
+ * pcs[0] innermost; flags[] are enum xp_frame_flags; @nr may be 0.
+ * Interpreter frames (XP_FRAME_INTERP, inside the native frame they ran
+ * in) are written apart, as an ISTACK record after the STACK of the
+ * native frames, and their codes must have been offered first
+ * (df_write_icode).  Each
  * distinct stack is stored once: offering an id already written does
  * nothing and returns 0, so the recorder may call this before every sample
  * that uses the stack (it must be written before the first such sample).
@@ -159,6 +167,16 @@ int df_write_vdso(struct df_writer *w, const void *image, size_t len);
  * DF_MARK_PHASE (1 to DF_MARK_NAME_MAX bytes), "" otherwise.
  */
 int df_write_mark(struct df_writer *w, uint64_t t, uint32_t kind, const char *name);
+
+/*
+ * Interpreter code object @id (>= 1, unique in the file) of runtime @kind
+ * (enum interp_kind: 1 Python): its qualified @name, source @file and the
+ * line its function starts at (0: unknown).  Each id is written once:
+ * offering one already written does nothing and returns 0, so the
+ * recorder may offer the codes of every stack it writes.
+ */
+int df_write_icode(struct df_writer *w, uint64_t id, uint32_t kind, uint32_t first_line,
+		   const char *name, const char *file);
 
 /* write(2) what is buffered.  0 or -1 (printed). */
 int df_writer_flush(struct df_writer *w);

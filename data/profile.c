@@ -36,7 +36,9 @@ struct profile_index {
 	size_t stack_cap;
 	struct pid_index *pids; /* open addressing on pid; nr_procs + nr_maps == 0: empty */
 	size_t pid_cap;
-	size_t *threads; /* indices into profile.threads, by (tid, t, file order) */
+	size_t *threads;    /* indices into profile.threads, by (tid, t, file order) */
+	size_t *code_slots; /* open addressing: index + 1 into profile.codes, 0 empty */
+	size_t code_cap;
 };
 
 void profile_init(struct profile *p)
@@ -53,7 +55,7 @@ static void index_free(struct profile_index *idx)
 	for (i = 0; i < idx->pid_cap; i++)
 		XP_FREE_ALL(idx->pids[i].procs, idx->pids[i].maps, idx->pids[i].max_end,
 			    idx->pids[i].times);
-	XP_FREE_ALL(idx->pids, idx->stack_slots, idx->threads, idx);
+	XP_FREE_ALL(idx->pids, idx->stack_slots, idx->threads, idx->code_slots, idx);
 }
 
 /* free() member @m of each element of the profile's array @arr. */
@@ -78,8 +80,12 @@ void profile_release(struct profile *p)
 	FREE_EACH(p, jitlines, file);
 	FREE_EACH(p, vdsos, image);
 	FREE_EACH(p, marks, name);
+	FREE_EACH(p, stacks, interp);
+	FREE_EACH2(p, codes, name, file);
+	FREE_EACH(p, istacks, f);
 	XP_FREE_ALL(p->procs, p->threads, p->maps, p->stacks, p->samples, p->exits, p->stats,
-		    p->metas, p->jitsyms, p->jitlines, p->vdsos, p->marks, p->name);
+		    p->metas, p->jitsyms, p->jitlines, p->vdsos, p->marks, p->codes, p->istacks,
+		    p->name);
 	index_free(p->idx);
 	memset(p, 0, sizeof(*p));
 }
@@ -459,6 +465,48 @@ static int parse_mark(struct rd *r, struct cur *c)
 	return KEEP(r->p, marks, m);
 }
 
+static int parse_icode(struct rd *r, struct cur *c)
+{
+	struct profile_code k = {0};
+
+	if (get_fields(c, "844ss", &k.id, &k.kind, &k.first_line, &k.name, &k.file))
+		return -1;
+	if (!k.id || strlen(k.name) > DF_ICODE_STR_MAX || strlen(k.file) > DF_ICODE_STR_MAX) {
+		free(k.file);
+		return rd_reject(r, k.name, "code record with id 0 or an over-long name");
+	}
+	return KEEP(r->p, codes, k);
+}
+
+static int parse_istack(struct rd *r, struct cur *c)
+{
+	struct profile_istack st = {0};
+	uint32_t i;
+
+	if (get_fields(c, "84", &st.stack_id, &st.nr))
+		return -1;
+	if ((uint64_t)st.nr * DF_ISTACK_ENTRY > (uint64_t)(c->end - c->p)) {
+		r->why = "more interpreter frames than the payload holds";
+		return -1;
+	}
+	if (st.nr > XP_MAX_DEPTH) {
+		r->why = "more interpreter frames than a stack holds";
+		return -1;
+	}
+	st.f = xp_malloc(((size_t)st.nr + 1) * sizeof(*st.f));
+	for (i = 0; i < st.nr; i++) {
+		st.f[i].at = get_u32(c);
+		st.f[i].code = get_u64(c);
+		st.f[i].line = get_u32(c);
+		if (i && st.f[i].at < st.f[i - 1].at) {
+			free(st.f);
+			r->why = "interpreter frames out of order";
+			return -1;
+		}
+	}
+	return KEEP(r->p, istacks, st);
+}
+
 /* The parser of each record type, indexed by type (datafile.h's list). */
 static const struct {
 	const char *name;
@@ -727,6 +775,64 @@ const struct profile_stack *profile_stack_by_id(const struct profile *p, uint64_
 	return NULL;
 }
 
+/*
+ * Give each ISTACK's frames to its stack: the first record of a stack id
+ * that has none; frames beyond a stack's outermost frame (which a cut to
+ * XP_MAX_DEPTH may have left) go beyond it.
+ */
+static void index_istacks(struct profile *p)
+{
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < p->nr_istacks; i++) {
+		struct profile_istack *is = &p->istacks[i];
+		struct profile_stack *st =
+		    (struct profile_stack *)profile_stack_by_id(p, is->stack_id);
+
+		if (!st || st->interp) {
+			p->bad_istacks++;
+			free(is->f);
+			continue;
+		}
+		for (k = 0; k < is->nr; k++)
+			if (is->f[k].at > st->nr)
+				is->f[k].at = st->nr;
+		st->interp = is->f;
+		st->nr_interp = is->nr;
+	}
+	p->nr_istacks = 0;
+}
+
+static void index_codes(struct profile *p)
+{
+	struct profile_index *idx = p->idx;
+	size_t i, j;
+
+	idx->code_cap = pow2_above(p->nr_codes);
+	idx->code_slots = xp_calloc(idx->code_cap, sizeof(*idx->code_slots));
+	for (i = 0; i < p->nr_codes; i++) {
+		j = hash_u64(p->codes[i].id, idx->code_cap);
+		while (idx->code_slots[j] && p->codes[idx->code_slots[j] - 1].id != p->codes[i].id)
+			j = (j + 1) & (idx->code_cap - 1);
+		if (!idx->code_slots[j])
+			idx->code_slots[j] = i + 1;
+	}
+}
+
+const struct profile_code *profile_code_by_id(const struct profile *p, uint64_t id)
+{
+	const struct profile_index *idx = p->idx;
+	size_t j;
+
+	if (!idx || !idx->code_cap)
+		return NULL;
+	for (j = hash_u64(id, idx->code_cap); idx->code_slots[j]; j = (j + 1) & (idx->code_cap - 1))
+		if (p->codes[idx->code_slots[j] - 1].id == id)
+			return &p->codes[idx->code_slots[j] - 1];
+	return NULL;
+}
+
 /* Replace each sample's stack id by the stack's index; drop samples of unknown stacks. */
 static void resolve_samples(struct profile *p)
 {
@@ -933,6 +1039,8 @@ static void build_index(struct profile *p)
 {
 	p->idx = xp_calloc(1, sizeof(*p->idx));
 	index_stacks(p);
+	index_istacks(p);
+	index_codes(p);
 	resolve_samples(p);
 	index_pids(p);
 	index_threads(p);

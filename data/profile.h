@@ -54,11 +54,40 @@ struct profile_mapping {
 	struct xp_file_id file_id;
 };
 
+/* An interpreter frame of a stack (ISTACK): it goes in place of native frame @at. */
+struct profile_iframe {
+	uint32_t at;   /* index into the stack's pcs, or nr: beyond its outermost frame */
+	uint32_t line; /* 0: unknown */
+	uint64_t code; /* an ICODE id */
+};
+
 struct profile_stack {
 	uint64_t id;
 	uint32_t nr;
 	uint64_t *pcs;	/* innermost first */
 	uint8_t *flags; /* enum xp_frame_flags, one per pc */
+	/*
+	 * Its interpreter frames, innermost first, by @at (never decreasing):
+	 * each run of frames with one @at replaces that native frame, the
+	 * interpreter's loop they ran in.  None in a file without ISTACK.
+	 */
+	uint32_t nr_interp;
+	struct profile_iframe *interp;
+};
+
+/* An interpreter's code object (ICODE). */
+struct profile_code {
+	uint64_t id;
+	uint32_t kind; /* 1: Python */
+	uint32_t first_line;
+	char *name, *file;
+};
+
+/* An ISTACK record while loading: attached to its stack once every stack is read. */
+struct profile_istack {
+	uint64_t stack_id;
+	uint32_t nr;
+	struct profile_iframe *f;
 };
 
 struct profile_sample {
@@ -142,15 +171,20 @@ struct profile {
 	size_t nr_vdsos;
 	struct profile_mark *marks; /* of the kinds this reader knows */
 	size_t nr_marks;
+	struct profile_code *codes; /* by id once indexed */
+	size_t nr_codes;
+	struct profile_istack *istacks; /* emptied into the stacks when indexed */
+	size_t nr_istacks;
 	unsigned long alloc_procs, alloc_threads, alloc_maps, alloc_stacks, alloc_samples,
 	    alloc_exits, alloc_stats, alloc_metas, alloc_jitsyms, alloc_jitlines, alloc_vdsos,
-	    alloc_marks;
+	    alloc_marks, alloc_codes, alloc_istacks;
 
 	uint64_t records;	 /* whole records read */
 	uint64_t unknown;	 /* records of an unknown type, skipped */
 	uint64_t orphan_samples; /* samples whose stack id has no STACK record, dropped */
 	uint64_t deep_stacks;	 /* stacks deeper than XP_MAX_DEPTH + 1 frames, cut to that */
 	uint64_t dup_stacks;	 /* STACK records repeating an id, ignored */
+	uint64_t bad_istacks;	 /* ISTACK records of no stack, or of one that had them: ignored */
 	uint64_t total_weight;	 /* sum of the weights of samples[] */
 	uint64_t good_bytes;	 /* the file is used up to this offset */
 	bool truncated;		 /* the tail after good_bytes was cut or corrupt */
@@ -187,6 +221,9 @@ static inline const struct profile_stack *profile_sample_stack(const struct prof
 
 /* The STACK record with @id, or NULL. */
 const struct profile_stack *profile_stack_by_id(const struct profile *p, uint64_t id);
+
+/* The ICODE record with @id, or NULL (the first of an id repeated). */
+const struct profile_code *profile_code_by_id(const struct profile *p, uint64_t id);
 
 /*
  * The PROCESS record describing @pid at time @t: the latest at or before

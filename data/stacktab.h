@@ -49,7 +49,8 @@ uint32_t stacktab_get(const struct stacktab *t, uint64_t id, const uint64_t **pc
 
 /*
  * The distinct addresses to look up for the frames of every stack (the
- * pc-1 rule applied; system call and truncation markers left out), sorted,
+ * pc-1 rule applied; system call and truncation markers and interpreter
+ * frames left out), sorted,
  * in a new array of *@nr entries (free it).
  */
 uint64_t *stacktab_sorted_pcs(const struct stacktab *t, size_t *nr);

@@ -26,10 +26,24 @@ enum xp_frame_flags {
 	 * where it was created, the sample's weight its CPU time.
 	 */
 	XP_FRAME_EXITED = 1 << 4,
+	/*
+	 * In memory only, never in a STACK record: an interpreter frame (a
+	 * Python function), its "pc" xp_interp_pc(code, line).  Such frames
+	 * sit in a stack just before (inside) the native frame they ran in,
+	 * the interpreter's loop; the data file carries them apart, in an
+	 * ISTACK record beside the native STACK (doc/data-format.md).
+	 */
+	XP_FRAME_INTERP = 1 << 5,
 };
 
 /* The flags of frames whose "pc" is no address: nothing to look up for them. */
-#define XP_FRAME_MARKERS (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED | XP_FRAME_EXITED)
+#define XP_FRAME_MARKERS (XP_FRAME_SYSCALL | XP_FRAME_TRUNCATED | XP_FRAME_EXITED | XP_FRAME_INTERP)
+
+/* The "pc" of an XP_FRAME_INTERP frame: an ICODE record's id and a line (0: unknown). */
+static inline uint64_t xp_interp_pc(uint32_t code, uint32_t line)
+{
+	return (uint64_t)code << 32 | line;
+}
 
 /*
  * The most frames the recorder keeps in one stack (--max-depth's ceiling),
@@ -49,7 +63,7 @@ enum xp_frame_flags {
  */
 static inline uint64_t xp_lookup_pc(uint64_t pc, unsigned int flags)
 {
-	return (flags & XP_FRAME_EXACT) || pc == 0 ? pc : pc - 1;
+	return (flags & (XP_FRAME_EXACT | XP_FRAME_INTERP)) || pc == 0 ? pc : pc - 1;
 }
 
 #endif
