@@ -238,6 +238,9 @@ static uint32_t code_line(const struct interp_code_entry *e, uint64_t at)
 {
 	uint64_t unit;
 
+	/* 3.11, 3.12: a frame just pushed points one unit before its code: its first line. */
+	if (e->unit && at + e->unit == e->code_start)
+		return e->info.first_line;
 	if (at < e->code_start || !e->unit)
 		return 0;
 	unit = (at - e->code_start) / e->unit;

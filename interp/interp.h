@@ -116,6 +116,13 @@ struct interp;
  */
 struct interp *interp_probe(const struct addrspace *as, const struct interp_mem *mem, pid_t pid,
 			    const char *comm, uint32_t *next_id, bool *settled);
+/*
+ * The CPython reader on a runtime known to be at @runtime, of Py_Version
+ * @version, without looking for it in files: for canned memory images
+ * (tests, fuzzing).  NULL after the warning when it cannot be read.
+ */
+struct interp *interp_python_open(const struct interp_mem *mem, uint64_t runtime, uint32_t version,
+				  pid_t pid, uint32_t *next_id);
 void interp_free(struct interp *ip);
 /* "python 3.11.2": the runtime and version found, for messages. */
 const char *interp_describe(const struct interp *ip);

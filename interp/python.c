@@ -427,16 +427,14 @@ static void py_ts_span(struct py_state *ps)
 	ps->ts_len = hi - lo;
 }
 
+static int py_start(struct interp *ip, const struct interp_mem *mem, uint64_t runtime, uint32_t ver,
+		    uint64_t code_type);
+
 static int py_open(struct interp *ip, const struct addrspace *as, const struct xp_map *m,
 		   const struct interp_mem *mem)
 {
 	struct module *mod = m->mod;
 	uint64_t v0, bias, rt, rt_size, ver_at, ver_size, ver64 = 0, type, type_size;
-	struct py_state *ps;
-	struct py_layout L;
-	unsigned int major, minor;
-	uint32_t ver;
-	char why[160];
 
 	(void)as;
 	if (module_vaddr(mod, m, m->start, &v0))
@@ -452,9 +450,25 @@ static int py_open(struct interp *ip, const struct addrspace *as, const struct x
 			(int)ip->pid, ip->comm);
 		return -ENOTSUP;
 	}
-	ver = (uint32_t)ver64;
-	major = ver >> 24;
-	minor = (ver >> 16) & 0xff;
+	if (!module_any_symbol(mod, "PyCode_Type", &type, &type_size))
+		type += bias;
+	else
+		type = 0;
+	return py_start(ip, mem, rt + bias, (uint32_t)ver64, type);
+}
+
+/*
+ * Start reading the runtime at @runtime of Py_Version @ver, whose code
+ * type is at @code_type (0: not known).  0, or -errno after the warning.
+ */
+static int py_start(struct interp *ip, const struct interp_mem *mem, uint64_t runtime, uint32_t ver,
+		    uint64_t code_type)
+{
+	unsigned int major = ver >> 24, minor = (ver >> 16) & 0xff;
+	struct py_state *ps;
+	struct py_layout L;
+	char why[160];
+
 	snprintf(ip->what, sizeof(ip->what), "python %u.%u.%u", major, minor, (ver >> 8) & 0xff);
 	if (major != 3 || minor < 11 || minor > 14) {
 		xp_warn("pid %d (%s) runs Python %u.%u, whose frames xprof does not read (it "
@@ -466,16 +480,15 @@ static int py_open(struct interp *ip, const struct addrspace *as, const struct x
 		L = py311;
 	} else if (minor == 12) {
 		L = py312;
-	} else if (py_layout_from_debug(&L, mem, rt + bias, ver, why, sizeof(why))) {
+	} else if (py_layout_from_debug(&L, mem, runtime, ver, why, sizeof(why))) {
 		xp_warn("pid %d (%s) runs Python %u.%u, but %s; its profile has native frames only",
 			(int)ip->pid, ip->comm, major, minor, why);
 		return -EINVAL;
 	}
 	ps = xp_calloc(1, sizeof(*ps));
 	ps->L = L;
-	ps->runtime = rt + bias;
-	if (!module_any_symbol(mod, "PyCode_Type", &type, &type_size))
-		ps->code_type = type + bias;
+	ps->runtime = runtime;
+	ps->code_type = code_type;
 	py_ts_span(ps);
 	if (ps->ts_len > PY_TS_MAX) {
 		free(ps);
@@ -934,3 +947,19 @@ const struct interp_backend interp_python = {
     .read_code = py_read_code,
     .free = py_free,
 };
+
+struct interp *interp_python_open(const struct interp_mem *mem, uint64_t runtime, uint32_t version,
+				  pid_t pid, uint32_t *next_id)
+{
+	struct interp *ip = xp_calloc(1, sizeof(*ip));
+
+	ip->be = &interp_python;
+	ip->pid = pid;
+	ip->next_id = next_id;
+	snprintf(ip->comm, sizeof(ip->comm), "canned");
+	if (py_start(ip, mem, runtime, version, 0)) {
+		free(ip);
+		return NULL;
+	}
+	return ip;
+}
