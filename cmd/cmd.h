@@ -38,6 +38,7 @@ struct record_opts {
 	uint64_t flush_ns;    /* 0: SAMPLER_FLUSH_NS */
 	int mode;	      /* enum sampler_mode */
 	bool no_follow;
+	bool no_interp; /* --no-interp: no interpreter (Python) frames */
 	bool no_poll_idle;
 	bool spin_idle;
 	/* -1 (default) or 1 (--own-session): record from a session of its own where it
@@ -120,6 +121,7 @@ struct report_opts {
 	const char *diff_base;	      /* --diff: the base data file, compared with -i */
 	struct xp_strlist inputs;     /* every -i; input is the first */
 	struct report_time time_from, time_to;
+	int interp; /* --interp: enum agg_interp */
 };
 #define REPORT_OPTS_INIT                                                                           \
 	{                                                                                          \

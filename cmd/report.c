@@ -80,6 +80,8 @@ static const char *const format_choices[] = {"folded", "flat",	     "tree", "fla
 					     "pprof",  "speedscope", NULL};
 static const char *const sort_choices[] = {"self", "total", NULL};
 static const char *const value_choices[] = {"weight", "samples", NULL};
+/* In the order of enum agg_interp. */
+static const char *const interp_choices[] = {"merge", "beside", "native", NULL};
 
 static const struct out_ops *format_ops(int format)
 {
@@ -325,6 +327,9 @@ int report_parse_args(int argc, char **argv, struct report_opts *opts)
 			     "sent to --control to the next mark"),
 	    XP_OPTION_FLAG(0, "per-thread", &opts->per_thread,
 			   "put a 'comm/tid' frame at the root of every stack"),
+	    XP_OPTION_CHOICE(0, "interp", &opts->interp, "<merge|beside|native>", interp_choices,
+			     "interpreter (Python) frames: in place of the native frame of the "
+			     "loop that ran them (default), beside it, or left out"),
 	    XP_OPTION_FLAG(0, "no-inline", &opts->no_inline,
 			   "fold inlined functions into the function they were inlined into"),
 	    XP_OPTION_FLAG(0, "no-demangle", &opts->no_demangle,
@@ -592,6 +597,7 @@ static int report_prepare(const struct report_opts *opts, const struct profile *
 	    .nr_tids = opts->nr_tids,
 	    .comms = opts->comms,
 	    .nr_comms = opts->nr_comms,
+	    .interp = (unsigned int)opts->interp,
 	};
 
 	run->symfs = NULL;

@@ -45,7 +45,7 @@ void agg_release(struct agg *a)
 		free((uint32_t *)a->stacks[i].frames);
 		free((uint32_t *)a->stacks[i].locs);
 	}
-	XP_FREE_ALL(a->names, a->stacks, a->locs, a->lines, a->samples);
+	XP_FREE_ALL(a->names, a->stacks, a->locs, a->lines, a->samples, a->inames);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -87,6 +87,45 @@ static uint32_t intern_label(struct agg *a, struct xp_table *t, const char *s)
 	memcpy(buf + len, "...", 4);
 	a->cut_names++;
 	return intern(a, t, buf);
+}
+
+const struct agg_iname *agg_iname(const struct agg *a, uint32_t name)
+{
+	return name < a->nr_inames && a->inames[name].func != AGG_NONE ? &a->inames[name] : NULL;
+}
+
+/* Note that name @name is an interpreter frame's, @in. */
+static void set_iname(struct agg *a, uint32_t name, const struct agg_iname *in)
+{
+	size_t i;
+
+	if (name >= a->nr_inames) {
+		xp_grow((void **)&a->inames, &a->alloc_inames, (size_t)name + 1,
+			sizeof(*a->inames));
+		for (i = a->nr_inames; i <= name; i++)
+			a->inames[i] = (struct agg_iname){AGG_NONE, AGG_NONE, 0, 0};
+		a->nr_inames = (size_t)name + 1;
+	}
+	a->inames[name] = *in;
+}
+
+void agg_interp_label(char *buf, size_t len, const char *func, const char *file, uint32_t line)
+{
+	const char *base = strrchr(file, '/'), *p;
+
+	base = base ? base + 1 : file;
+	/* A package's __init__.py says little alone: with its directory. */
+	if (!strcmp(base, "__init__.py") && base > file) {
+		for (p = base - 1; p > file && p[-1] != '/'; p--)
+			;
+		base = p;
+	}
+	if (!*base)
+		snprintf(buf, len, "%s", func);
+	else if (line)
+		snprintf(buf, len, "%s (%s:%u)", func, base, line);
+	else
+		snprintf(buf, len, "%s (%s)", func, base);
 }
 
 /* ---- symbolized stacks --------------------------------------------------- */
@@ -441,7 +480,8 @@ struct builder {
 	const struct profile *p;
 	agg_resolve_fn resolve; /* NULL: hexadecimal addresses */
 	void *ctx;
-	bool with_locs; /* AGG_LOCATIONS */
+	bool with_locs;	     /* AGG_LOCATIONS */
+	unsigned int interp; /* enum agg_interp */
 	struct xp_table names, stacks, locs;
 	/*
 	 * One stack's names and locations, root first.  Never NULL, even for
@@ -498,6 +538,42 @@ static uint32_t build_frame(struct builder *b, const struct group *g, uint64_t p
 	return n;
 }
 
+/* Append interpreter frame @f (its code from the data file) to b->frames at @n. */
+static uint32_t build_iframe(struct builder *b, const struct profile_iframe *f, uint32_t n)
+{
+	const struct profile_code *c = profile_code_by_id(b->p, f->code);
+	char label[AGG_NAME_MAX + 64];
+	struct agg_iname in = {AGG_NONE, AGG_NONE, 0, 0};
+	uint32_t name;
+
+	if (c) {
+		agg_interp_label(label, sizeof(label), c->name, c->file, f->line);
+		name = intern_label(b->a, &b->names, label);
+		in.func = intern_label(b->a, &b->names, c->name);
+		in.file = intern_label(b->a, &b->names, c->file);
+		in.line = f->line;
+		in.first_line = c->first_line;
+		set_iname(b->a, name, &in);
+	} else {
+		name = intern(b->a, &b->names, "[unknown]");
+	}
+	xp_grow((void **)&b->frames, &b->alloc, (unsigned long)n + 1, sizeof(*b->frames));
+	b->frames[n] = name;
+	if (b->with_locs) {
+		struct agg_loc l = {.addr = xp_interp_pc((uint32_t)f->code, f->line),
+				    .flags = XP_FRAME_INTERP,
+				    .name = name};
+		struct agg_src src = {c ? c->file : NULL, f->line};
+		uint32_t id = intern_loc(b->a, &b->locs, &l);
+
+		loc_lines(b->a, &b->names, id, &src, 1);
+		xp_grow((void **)&b->flocs, &b->alloc_locs, (unsigned long)n + 1,
+			sizeof(*b->flocs));
+		b->flocs[n] = id;
+	}
+	return n + 1;
+}
+
 /*
  * Add the stack of the group @g to b->a (with the 'comm/tid' frame at its
  * root if AGG_THREAD_FRAME), counted with its samples.  Returns it.
@@ -510,7 +586,7 @@ static struct agg_stack *build_group(struct builder *b, const struct group *g)
 	struct agg_stack key = {.thread = AGG_NONE, .count = g->count, .weight = g->weight};
 	struct agg_stack *s;
 	char commbuf[32];
-	uint32_t f, n = 0;
+	uint32_t f, k, n = 0;
 
 	if (!comm) {
 		snprintf(commbuf, sizeof(commbuf), "pid-%d", (int)g->pid);
@@ -527,8 +603,19 @@ static struct agg_stack *build_group(struct builder *b, const struct group *g)
 			b->flocs[n] = intern_loc(a, &b->locs, &l);
 		n++;
 	}
-	for (f = st->nr; f-- > 0;)
-		n = build_frame(b, g, st->pcs[f], st->flags[f], n);
+	k = b->interp == AGG_INTERP_NATIVE ? 0 : st->nr_interp;
+	/* Interpreter frames whose loop the walk did not reach: outermost. */
+	while (k > 0 && st->interp[k - 1].at >= st->nr)
+		n = build_iframe(b, &st->interp[--k], n);
+	for (f = st->nr; f-- > 0;) {
+		bool ran = k > 0 && st->interp[k - 1].at == f;
+
+		/* The loop's own frame: in place of its interpreter frames, or their caller. */
+		if (!ran || b->interp == AGG_INTERP_BESIDE)
+			n = build_frame(b, g, st->pcs[f], st->flags[f], n);
+		while (k > 0 && st->interp[k - 1].at == f)
+			n = build_iframe(b, &st->interp[--k], n);
+	}
 	key.nr = n;
 	key.frames = b->frames;
 	key.locs = b->with_locs ? b->flocs : NULL;
@@ -551,6 +638,7 @@ void agg_build_opts(struct agg *a, const struct profile *p, const struct agg_opt
 
 	a->flags = o->flags;
 	b.with_locs = a->flags & AGG_LOCATIONS;
+	b.interp = o->interp;
 	if (a->flags & AGG_THREAD_FRAME)
 		a->flags |= AGG_THREADS;
 	if (a->flags & AGG_TIMELINE)
@@ -598,6 +686,15 @@ static void merge(struct agg *a, const struct agg *base, bool as_base)
 	map = xp_malloc((base->nr_names + 1) * sizeof(*map));
 	for (i = 0; i < base->nr_names; i++)
 		map[i] = intern(a, &names, base->names[i]);
+	for (i = 0; i < base->nr_names; i++) {
+		const struct agg_iname *in = agg_iname(base, (uint32_t)i);
+		struct agg_iname m;
+
+		if (!in)
+			continue;
+		m = (struct agg_iname){map[in->func], map[in->file], in->line, in->first_line};
+		set_iname(a, map[i], &m);
+	}
 	for (i = 0; i < base->nr_stacks; i++) {
 		const struct agg_stack *b = &base->stacks[i];
 		struct agg_stack key = {

@@ -115,6 +115,22 @@ enum agg_flags {
 	AGG_TIMELINE = 1 << 3,	/* fill agg.samples: every sample kept, in time order */
 };
 
+/* What becomes of interpreter frames (ISTACK): enum agg_interp. */
+enum agg_interp {
+	AGG_INTERP_MERGE = 0, /* in place of the native frame of the loop that ran them */
+	AGG_INTERP_BESIDE,    /* called by that native frame, which stays */
+	AGG_INTERP_NATIVE,    /* left out: the native stacks alone */
+};
+
+/*
+ * An interpreter frame's name (agg.inames, by name id): its function's
+ * bare name and source file (name ids), its line (0: unknown) and the
+ * line its function starts at.  @func is AGG_NONE for other names.
+ */
+struct agg_iname {
+	uint32_t func, file, line, first_line;
+};
+
 /* One sample kept (AGG_TIMELINE). */
 struct agg_sample {
 	uint64_t t; /* ns since the start of recording */
@@ -153,6 +169,7 @@ struct agg_opts {
 	size_t first_sample;
 	const struct agg_span *spans;
 	size_t nr_spans;
+	unsigned int interp; /* enum agg_interp */
 };
 
 struct agg {
@@ -173,13 +190,19 @@ struct agg {
 	size_t nr_locs;
 	struct agg_line *lines; /* AGG_LOCATIONS: see agg_loc */
 	size_t nr_lines;
+	/*
+	 * Interpreter frames' names (Python functions), by name id: entries
+	 * from nr_inames on, and those with func AGG_NONE, are other names.
+	 */
+	struct agg_iname *inames;
+	size_t nr_inames;
 	struct agg_sample *samples; /* AGG_TIMELINE: by time (then file order) */
 	size_t nr_samples;
 	/* agg_add_base was called: the stacks carry a base profile's samples too. */
 	bool has_base;
 	uint64_t base_total_count, base_total_weight;
 
-	unsigned long alloc_names, alloc_stacks, alloc_locs, alloc_lines;
+	unsigned long alloc_names, alloc_stacks, alloc_locs, alloc_lines, alloc_inames;
 };
 
 void agg_init(struct agg *a);
@@ -213,6 +236,16 @@ void agg_add_base(struct agg *a, const struct agg *base);
  * to @a's.  For reports of several data files (the parts of one run).
  */
 void agg_merge(struct agg *a, const struct agg *b);
+
+/* The interpreter name of name id @name, or NULL when it is another name. */
+const struct agg_iname *agg_iname(const struct agg *a, uint32_t name);
+
+/*
+ * The label of an interpreter frame: "@func (@file's last part:@line)",
+ * the file's directory too when it is an __init__.py, the line left out
+ * when 0, into @buf of @len bytes.
+ */
+void agg_interp_label(char *buf, size_t len, const char *func, const char *file, uint32_t line);
 
 /* agg_build_opts without options. */
 void agg_build(struct agg *a, const struct profile *p, agg_resolve_fn resolve, void *ctx);

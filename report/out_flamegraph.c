@@ -14,6 +14,9 @@
  * how much of the weight that was.  The page culls what is too small to
  * see at the current zoom.
  *
+ * Interpreter frames (Python functions) are drawn in their own colours,
+ * green and blue, beside the warm colours of native code.
+ *
  * A comparison (report --diff) is a differential flame graph as
  * flamegraph.pl draws one: the new profile's shape, each frame coloured
  * by the change of its share from the base profile (red grew, blue
@@ -140,7 +143,7 @@ static void put_data(struct out *o)
 {
 	bool by_count = o->info.by_count;
 	struct fg_pruned pruned = {0, 0};
-	size_t i;
+	size_t i, n;
 
 	fputs("{\"title\":", o->f);
 	out_put_json_string(o->f, o->info.opts->title ? o->info.opts->title : "xprof");
@@ -158,6 +161,11 @@ static void put_data(struct out *o)
 			fputs(i % 8 ? "," : ",\n", o->f);
 		out_put_json_string(o->f, o->info.names[i]);
 	}
+	/* The names of interpreter frames, which the page colours apart. */
+	fputs("],\n\"interp\":[", o->f);
+	for (i = 0, n = 0; i < o->info.nr_names; i++)
+		if (agg_iname(o->info.agg, (uint32_t)i))
+			fprintf(o->f, "%s%zu", n++ ? "," : "", i);
 	fputs("],\n\"nodes\":[\n", o->f);
 	put_nodes(o, by_count, &pruned);
 	fprintf(o->f, "],\n\"pruned\":{\"ppm\":%d,\"frames\":%" PRIu64 ",\"value\":%" PRIu64 "}}",

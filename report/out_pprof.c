@@ -16,6 +16,7 @@
 #include "out.h"
 #include "aggregate.h"
 #include "err.h"
+#include "hash.h"
 #include "profile.h"
 #include "version.h"
 
@@ -63,6 +64,7 @@ enum {
 	FUNCTION_NAME = 2,
 	FUNCTION_SYSTEM_NAME = 3,
 	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
 };
 
 /* A growing buffer of encoded bytes. */
@@ -146,7 +148,10 @@ struct pprof {
 	unsigned long alloc_strs, alloc_owned;
 	uint64_t *name_str; /* by name id: string index, 0 = none yet */
 	uint64_t *func_of;  /* by name id: function id, 0 = none yet */
-	uint64_t *loc_of;   /* by agg location id (by name id without locations): location id */
+	/* Interpreter functions by (name id, file id) << 32 | ...: open addressing, 0 = empty. */
+	uint64_t *ifunc_keys, *ifunc_ids;
+	size_t ifunc_cap, nr_ifuncs;
+	uint64_t *loc_of; /* by agg location id (by name id without locations): location id */
 	uint64_t nr_funcs, nr_loc_ids;
 	const struct profile_mapping *
 	    *map_keys; /* open addressing: mapping id = slot's index + 1 */
@@ -183,22 +188,72 @@ static uint64_t str_name(struct pprof *pp, const struct out *o, uint32_t name)
 	return pp->name_str[name];
 }
 
-/* The function named @name, defined with source file @file (a name id, or AGG_NONE) when new. */
-static uint64_t func_id(struct pprof *pp, const struct out *o, uint32_t name, uint32_t file)
+/* A new Function: @name, from source file @file (a name id, or AGG_NONE), starting at @start. */
+static uint64_t func_new(struct pprof *pp, const struct out *o, uint32_t name, uint32_t file,
+			 uint32_t start)
 {
-	uint64_t s;
+	uint64_t s = str_name(pp, o, name);
 
-	if (pp->func_of[name])
-		return pp->func_of[name];
-	s = str_name(pp, o, name);
-	pp->func_of[name] = ++pp->nr_funcs;
-	pb_uint(&pp->fn_buf, FUNCTION_ID, pp->nr_funcs);
+	pb_uint(&pp->fn_buf, FUNCTION_ID, ++pp->nr_funcs);
 	pb_uint(&pp->fn_buf, FUNCTION_NAME, s);
 	pb_uint(&pp->fn_buf, FUNCTION_SYSTEM_NAME, s);
 	if (file != AGG_NONE)
 		pb_uint(&pp->fn_buf, FUNCTION_FILENAME, str_name(pp, o, file));
+	pb_uint(&pp->fn_buf, FUNCTION_START_LINE, start);
 	pb_msg(&pp->funcs, PROFILE_FUNCTION, &pp->fn_buf);
 	return pp->nr_funcs;
+}
+
+/*
+ * The function of an interpreter frame: its bare name in its file (the
+ * label, "fib (app.py:3)", also says the line, which is the Line's), one
+ * Function for all the lines of one function.
+ */
+static uint64_t ifunc_id(struct pprof *pp, const struct out *o, const struct agg_iname *in)
+{
+	uint64_t key = (uint64_t)in->func << 32 | in->file, *keys;
+	size_t j, i, cap;
+
+	if ((pp->nr_ifuncs + 1) * 2 > pp->ifunc_cap) {
+		keys = pp->ifunc_keys;
+		uint64_t *ids = pp->ifunc_ids;
+
+		cap = pp->ifunc_cap;
+		pp->ifunc_cap = cap ? cap * 2 : 64;
+		pp->ifunc_keys = xp_calloc(pp->ifunc_cap, sizeof(*pp->ifunc_keys));
+		pp->ifunc_ids = xp_calloc(pp->ifunc_cap, sizeof(*pp->ifunc_ids));
+		for (i = 0; i < cap; i++) {
+			if (!ids[i])
+				continue;
+			for (j = xp_mix64(keys[i]) & (pp->ifunc_cap - 1); pp->ifunc_ids[j];
+			     j = (j + 1) & (pp->ifunc_cap - 1))
+				;
+			pp->ifunc_keys[j] = keys[i];
+			pp->ifunc_ids[j] = ids[i];
+		}
+		free(keys);
+		free(ids);
+	}
+	for (j = xp_mix64(key) & (pp->ifunc_cap - 1); pp->ifunc_ids[j];
+	     j = (j + 1) & (pp->ifunc_cap - 1))
+		if (pp->ifunc_keys[j] == key)
+			return pp->ifunc_ids[j];
+	pp->ifunc_keys[j] = key;
+	pp->ifunc_ids[j] = func_new(pp, o, in->func, in->file, in->first_line);
+	pp->nr_ifuncs++;
+	return pp->ifunc_ids[j];
+}
+
+/* The function named @name, defined with source file @file (a name id, or AGG_NONE) when new. */
+static uint64_t func_id(struct pprof *pp, const struct out *o, uint32_t name, uint32_t file)
+{
+	const struct agg_iname *in = agg_iname(o->info.agg, name);
+
+	if (in)
+		return ifunc_id(pp, o, in);
+	if (!pp->func_of[name])
+		pp->func_of[name] = func_new(pp, o, name, file, 0);
+	return pp->func_of[name];
 }
 
 static void map_grow(struct pprof *pp)
@@ -420,7 +475,7 @@ static int pprof_end(struct out *o)
 	for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		free(bufs[i]->b);
 	XP_FREE_ALL(pp->strs, pp->owned, pp->name_str, pp->func_of, pp->loc_of, pp->map_keys,
-		    pp->map_ids, pp->ids, pp);
+		    pp->map_ids, pp->ids, pp->ifunc_keys, pp->ifunc_ids, pp);
 	o->priv = NULL;
 	return ret;
 }

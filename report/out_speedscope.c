@@ -170,6 +170,19 @@ static void put_profiles_by_stack(struct out *o, const uint32_t *frame_of, const
 	}
 }
 
+/* An interpreter frame's source file and line, as speedscope's frame has them. */
+static void put_source(struct out *o, uint32_t name)
+{
+	const struct agg_iname *in = agg_iname(o->info.agg, name);
+
+	if (!in)
+		return;
+	fputs(",\"file\":", o->f);
+	out_put_json_string(o->f, o->info.names[in->file]);
+	if (in->line)
+		fprintf(o->f, ",\"line\":%u", in->line);
+}
+
 static int ss_end(struct out *o)
 {
 	const struct agg *a = o->info.agg;
@@ -197,6 +210,7 @@ static int ss_end(struct out *o)
 			frame_of[f] = (uint32_t)nframes;
 			fputs(nframes ? ",\n{\"name\":" : "\n{\"name\":", o->f);
 			out_put_json_string(o->f, o->info.names[f]);
+			put_source(o, f);
 			fputc('}', o->f);
 			nframes++;
 		}

@@ -637,6 +637,7 @@ static int test_flamegraph_canned(void)
 	/* Root (all: 18 weight, 1 self, 14 samples), then preorder, siblings by name. */
 	T_ASSERT(strstr(text, "\"names\":[\"app\",\"main\",\"run\",\"work\",\"helper\",\"rec\","
 			      "\"[truncated]\",\"worker\",\n\"thread_start\",\"0xdead\"],\n"
+			      "\"interp\":[],\n"
 			      "\"nodes\":[\n"
 			      "-1,-1,18,1,14,\n"
 			      "0,9,1,1,1,\n"  /* 0xdead */
