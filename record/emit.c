@@ -3,8 +3,11 @@
  * The emitter (see sampler_int.h): the one file of the recorder that
  * writes the data file.  It owns the writer, the failure of a write (which
  * ends the recording), every "already written" mark (a process's or
- * thread's record, a thread's name; a stack's is the writer's own) and the
- * parts of a --switch-output recording.
+ * thread's record, a thread's name; a stack's and an interpreter code
+ * object's are the writer's own) and the parts of a --switch-output
+ * recording.  What an ICODE record says of a code object is kept here for
+ * the recording (emit_code): a stack is written again to each part that
+ * uses it, its codes with it, when the image that read them may be gone.
  *
  * --switch-output: a long recording in parts, each one data file that
  * reports alone (perf record's option of the same name).  When a part is
@@ -22,6 +25,7 @@
 #include "sampler_int.h"
 #include "datafile.h"
 #include "err.h"
+#include "interp.h"
 #include "jitmap.h"
 #include "module.h"
 #include "procfs.h"
@@ -39,6 +43,13 @@ void emit_init(struct sampler *s, struct df_writer *w)
 
 void emit_release(struct sampler *s)
 {
+	unsigned long i;
+
+	for (i = 0; i < s->emit.codes_alloc; i++) {
+		free(s->emit.codes[i].name);
+		free(s->emit.codes[i].file);
+	}
+	free(s->emit.codes);
 	xp_u64set_release(&s->emit.stacks);
 	free(s->emit.acc);
 }
@@ -157,11 +168,49 @@ void emit_new_maps(struct sampler *s, pid_t pid, const struct smp_image *img, ui
 			write_map(s, pid, &img->as.maps[i], t);
 }
 
+void emit_code(struct sampler *s, unsigned int kind, const struct interp_code *c)
+{
+	struct emitter *e = &s->emit;
+	unsigned long old = e->codes_alloc;
+	struct emit_code *k;
+
+	if (!c)
+		return;
+	xp_grow((void **)&e->codes, &e->codes_alloc, (unsigned long)c->id + 1, sizeof(*e->codes));
+	memset(e->codes + old, 0, (e->codes_alloc - old) * sizeof(*e->codes));
+	k = &e->codes[c->id];
+	if (k->kind)
+		return;
+	*k = (struct emit_code){kind, c->first_line, xp_strdup(c->name), xp_strdup(c->file)};
+	s->st->interp_codes++;
+}
+
+/* The ICODE records of the codes stack @pcs names, which this file may lack (it skips repeats). */
+static void write_codes(struct sampler *s, const uint64_t *pcs, const uint8_t *flags, uint32_t nr)
+{
+	const struct emitter *e = &s->emit;
+	const struct emit_code *k;
+	uint64_t id;
+	uint32_t i;
+
+	for (i = 0; i < nr && !e->failed; i++) {
+		if (!(flags[i] & XP_FRAME_INTERP))
+			continue;
+		id = pcs[i] >> 32;
+		k = id < e->codes_alloc ? &e->codes[id] : NULL;
+		if (k && k->kind)
+			failed(s,
+			       df_write_icode(e->w, id, k->kind, k->first_line, k->name, k->file));
+	}
+}
+
 void emit_stack(struct sampler *s, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
 		uint32_t nr)
 {
-	if (xp_u64set_add(&s->emit.stacks, id))
-		failed(s, df_write_stack(s->emit.w, id, pcs, flags, nr));
+	if (!xp_u64set_add(&s->emit.stacks, id))
+		return;
+	write_codes(s, pcs, flags, nr);
+	failed(s, df_write_stack(s->emit.w, id, pcs, flags, nr));
 }
 
 void emit_sample(struct sampler *s, uint64_t t, pid_t pid, pid_t tid, uint64_t stack_id,
@@ -352,6 +401,12 @@ void emit_stats(struct sampler *s)
 	    {"capture_modules", st->capture.modules},
 	    {"capture_bytes", st->capture.bytes},
 	    {"capture_ns", st->capture.ns},
+	    {"interp_samples", st->interp_samples},
+	    {"interp_bytes", st->interp_bytes},
+	    {"interp_unplaced", st->interp_unplaced},
+	    {"interp_codes", st->interp_codes},
+	    {"interp_misses", st->interp_misses},
+	    {"interp_broken", st->interp_broken},
 	    /* -g check: how often libunwind disagreed with the native walk (unwind.h). */
 	    {"unwind_checked", us->check_stacks},
 	    {"unwind_differ", us->check_differ},

@@ -5,12 +5,16 @@
  * date, kept alive by the samples taken in them, and what was sampled in
  * each: the files its sampled frames lie in go to the capture the first
  * time (capture.h), its JIT code to its process's list (emit_jit).  Each
- * step costs in proportion to the image's own maps and samples.
+ * step costs in proportion to the image's own maps and samples.  An image
+ * that runs an interpreter (interp.h) has its reader, looked for at each
+ * read of its maps, and when a fork's child gets a copy of them, until
+ * found.
  */
 #include "sampler_int.h"
 #include "capture.h"
 #include "dataformat.h"
 #include "err.h"
+#include "interp.h"
 #include "jitmap.h"
 #include "module.h"
 #include "procfs.h"
@@ -40,12 +44,56 @@ void smp_image_put(struct smp_image *img)
 {
 	if (!img || --img->refs)
 		return;
+	interp_free(img->interp);
 	addrspace_release(&img->as);
 	xp_u64set_release(&img->stacks);
 	free(img);
 }
 
-void smp_image_fork(struct smp_image *img, const struct smp_image *parent)
+static long interp_read_live(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return (long)stackcopy_read(ctx, buf, len, addr);
+}
+
+struct interp_mem smp_interp_mem(struct sampler *s, struct xp_process *p,
+				 const struct smp_image *img, const struct raw_sample *r)
+{
+	struct interp_mem m = {.ctx = &smp_proc_of(s, p)->mem};
+
+	/* Nothing is read from the process for an image it left (exec) or once it exited. */
+	if (!img->retired && !p->exited)
+		m.read = interp_read_live;
+	if (r) {
+		m.stack_addr = xp_regs_get(&r->regs, s->arch->dwarf.sp);
+		m.stack = r->copy;
+		m.stack_len = r->len;
+	}
+	return m;
+}
+
+/*
+ * Look for an interpreter in @img of @p, whose maps were just read, until
+ * one is found: the runtime's file is mapped at the exec (python3) or
+ * later (a launcher over libpython3.X.so, mapped by ld.so).  Costs a look
+ * at each of its mappings' names; reads the process only where one is
+ * named like a runtime.
+ */
+static void probe_interp(struct sampler *s, struct xp_process *p, struct smp_image *img)
+{
+	struct interp_mem m;
+
+	if (s->o->no_interp || img->interp || img->interp_settled)
+		return;
+	m = smp_interp_mem(s, p, img, NULL);
+	img->interp = interp_probe(&img->as, &m, p->pid, p->comm, &s->images.interp_next_id,
+				   &img->interp_settled);
+	if (img->interp)
+		xp_debug(1, "pid %d runs %s: its frames are read", (int)p->pid,
+			 interp_describe(img->interp));
+}
+
+void smp_image_fork(struct sampler *s, struct xp_process *p, struct smp_image *img,
+		    const struct smp_image *parent)
 {
 	if (img->execed || img->forked || img->as.loads || img->as.nr || parent->retired ||
 	    !parent->as.nr)
@@ -54,6 +102,14 @@ void smp_image_fork(struct smp_image *img, const struct smp_image *parent)
 	img->forked = true;
 	img->maps_loaded_at = parent->maps_loaded_at;
 	img->maps_hidden = parent->maps_hidden;
+	/*
+	 * The same memory as the parent's: a Python parent makes a Python
+	 * child.  One the parent's image refused was warned about there.
+	 */
+	if (parent->interp_settled && !parent->interp)
+		img->interp_settled = true;
+	else
+		probe_interp(s, p, img);
 }
 
 int smp_image_read(struct sampler *s, struct xp_process *p, struct smp_image *img)
@@ -66,8 +122,10 @@ int smp_image_read(struct sampler *s, struct xp_process *p, struct smp_image *im
 	e = addrspace_load(&img->as);
 	s->st->maps_reads++;
 	img->maps_loaded_at = smp_now(s);
-	if (!e)
+	if (!e) {
+		probe_interp(s, p, img);
 		return 0;
+	}
 	/* A process that is gone is not hidden. */
 	if (procfs_explain_hidden(p->pid, -e, hint, sizeof(hint)))
 		img->maps_hidden = true;
@@ -225,6 +283,7 @@ const uint64_t *smp_image_code_pcs(struct sampler *s, struct xp_process *p, size
 void smp_images_init(struct sampler *s)
 {
 	capture_init(&s->images.cap);
+	s->images.interp_next_id = 1;
 }
 
 void smp_images_save(struct sampler *s, struct capture_stats *st)

@@ -149,7 +149,7 @@ static void image_from_parent(struct sampler *s, struct xp_process *p)
 	struct xp_thread *parent = p->ppid > 0 ? tracer_find(s->tr, p->ppid) : NULL;
 
 	if (parent && parent->proc != p)
-		smp_image_fork(smp_proc_of(s, p)->img, smp_proc_of(s, parent->proc)->img);
+		smp_image_fork(s, p, smp_proc_of(s, p)->img, smp_proc_of(s, parent->proc)->img);
 }
 
 /*

@@ -85,6 +85,7 @@ struct sampler_opts {
 	bool spin_idle;	  /* keep idle CPUs busy with SCHED_IDLE spinners (idlespin.h) */
 	unsigned int rt_priority; /* SCHED_RR priority of the controller while sampling; 0: none */
 	bool same_cpu; /* interrupt each running thread from its own CPU (no skid into calls) */
+	bool no_interp; /* do not read interpreter frames (Python) */
 };
 
 #define SAMPLER_STACK_BYTES   (64 * 1024)
@@ -158,6 +159,14 @@ struct sampler_stats {
 	uint64_t trigger_parked;   /* requests that found their trigger parked (no wake) */
 	uint64_t trigger_idle_wakes; /* parked triggers that woke and found no request */
 	uint64_t unwind_checked, unwind_differ; /* -g check: stacks compared with libunwind */
+	/*
+	 * Interpreter frames: samples that got some, bytes copied for them in
+	 * stops, samples whose runs could not be placed in the native stack,
+	 * code objects named in stacks, stops of threads of an interpreter
+	 * without any, chains cut at something that was no frame.
+	 */
+	uint64_t interp_samples, interp_bytes, interp_unplaced, interp_codes, interp_misses,
+	    interp_broken;
 	bool poll_idle;				/* idle CPUs were kept polling */
 	unsigned int spin_idle;			/* idle spinners that ran */
 	unsigned int rt_priority;     /* the real-time priority the controller ran at, 0: none */

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sampler's state per thread and process (see sampler_int.h), and the
- * queue of raw samples: each taken in a stop (registers and a stack copy),
- * unwound after the threads run again, in the image it was taken in
- * (reading the maps again when the walk shows they are out of date),
- * interned and handed to the emitter.
+ * queue of raw samples: each taken in a stop (registers, a stack copy and,
+ * in an image with an interpreter, a copy of the thread's interpreter
+ * frames), unwound after the threads run again, in the image it was taken
+ * in (reading the maps again when the walk shows they are out of date),
+ * its interpreter frames named and merged in, interned and handed to the
+ * emitter.
  */
 #include "sampler_int.h"
 #include "clock.h"
 #include "err.h"
 #include "hash.h"
+#include "interp.h"
 #include "memread.h"
 #include "module.h"
 #include "schedule.h"
@@ -124,8 +127,13 @@ void smp_queue_init(struct sampler *s)
 	struct smp_queue *q = &s->queue;
 
 	q->unw = unwinder_new(s->o->unwind, s->o->max_depth);
-	q->pcs = xp_calloc(s->o->max_depth + 2, sizeof(*q->pcs));
-	q->flags = xp_calloc(s->o->max_depth + 2, 1);
+	q->pcs = xp_calloc(s->o->max_depth + 2 + SMP_INTERP_MAX, sizeof(*q->pcs));
+	q->flags = xp_calloc(s->o->max_depth + 2 + SMP_INTERP_MAX, 1);
+	q->sps = xp_calloc(s->o->max_depth + 2, sizeof(*q->sps));
+	q->mpcs = xp_calloc(s->o->max_depth + 2 + SMP_INTERP_MAX, sizeof(*q->mpcs));
+	q->mflags = xp_calloc(s->o->max_depth + 2 + SMP_INTERP_MAX, 1);
+	q->iframes = xp_calloc(SMP_INTERP_MAX + 2, sizeof(*q->iframes));
+	q->iat = xp_calloc(SMP_INTERP_MAX + 2, sizeof(*q->iat));
 	q->mc = module_cache_new();
 	stacktab_init(&q->stacks);
 }
@@ -137,9 +145,12 @@ void smp_queue_release(struct sampler *s)
 
 	for (i = q->head; i < q->nq; i++)
 		smp_image_put(q->q[i].img);
-	for (i = 0; i < q->alloc; i++)
+	for (i = 0; i < q->alloc; i++) {
 		free(q->q[i].copy);
-	XP_FREE_ALL(q->q, q->pcs, q->flags, q->markers);
+		free(q->q[i].interp.f);
+	}
+	XP_FREE_ALL(q->q, q->pcs, q->flags, q->sps, q->mpcs, q->mflags, q->iframes, q->iat,
+		    q->markers);
 	stacktab_release(&q->stacks);
 	unwinder_free(q->unw);
 	/* After every image, which uses its modules: the processes' are put already. */
@@ -154,8 +165,10 @@ static struct raw_sample *queue_slot(struct sampler *s)
 	struct raw_sample *r;
 
 	xp_grow((void **)&q->q, &q->alloc, q->nq + 1, sizeof(*q->q));
-	for (i = old; i < q->alloc; i++)
+	for (i = old; i < q->alloc; i++) {
 		q->q[i].copy = NULL;
+		q->q[i].interp = (struct interp_raw){0};
+	}
 	r = &q->q[q->nq];
 	if (!r->copy)
 		r->copy = xp_malloc(s->o->stack_bytes);
@@ -183,6 +196,31 @@ static int read_regs(struct sampler *s, struct xp_thread *th, struct raw_sample 
 	return 0;
 }
 
+/*
+ * In the stop, right after the stack copy of @r: copy @th's interpreter
+ * frames, when its image runs an interpreter.  The chain changes as soon
+ * as the thread runs; naming its frames waits for the resume.
+ */
+static void copy_interp(struct sampler *s, struct xp_thread *th, struct smp_image *img,
+			struct raw_sample *r)
+{
+	struct interp_mem m;
+
+	r->interp.nr = 0;
+	if (!img->interp)
+		return;
+	if (!r->interp.f) {
+		r->interp.cap = s->o->max_depth < SMP_INTERP_MAX ? s->o->max_depth : SMP_INTERP_MAX;
+		r->interp.f = xp_calloc(r->interp.cap + 2, sizeof(*r->interp.f));
+	}
+	m = smp_interp_mem(s, th->proc, img, r);
+	if (interp_take(img->interp, th->tid, &m, &r->interp))
+		r->interp.nr = 0;
+	s->st->interp_bytes += r->interp.bytes;
+	s->st->interp_misses += !r->interp.nr;
+	s->st->interp_broken += (r->interp.flags & INTERP_RAW_BROKEN) != 0;
+}
+
 /* Copy @th's stack into @r, whose registers are read, and queue it as a @kind of @weight at @t. */
 static void copy_stack(struct sampler *s, struct xp_thread *th, struct raw_sample *r,
 		       enum smp_raw_kind kind, uint64_t weight, uint64_t t)
@@ -193,6 +231,7 @@ static void copy_stack(struct sampler *s, struct xp_thread *th, struct raw_sampl
 	uint32_t need = stackcopy_need(&x->copy, sp, s->o->stack_bytes);
 
 	r->len = stackcopy_take(&p->mem, r->copy, copy_size(s, th, need), sp, need);
+	copy_interp(s, th, p->img, r);
 	r->kind = kind;
 	r->seq = ++s->queue.seq ? s->queue.seq : ++s->queue.seq; /* 0 is none */
 	r->proc = th->proc;
@@ -334,6 +373,7 @@ void smp_queue_note(struct sampler *s, struct smp_exit_note *n)
 	r->t = n->t;
 	r->weight = n->weight;
 	r->len = 0;
+	r->interp.nr = 0;
 	r->sys_nr = -1;
 	s->queue.nq++;
 	n->pending = false;
@@ -377,10 +417,68 @@ static unsigned int walk(struct sampler *s, const struct raw_sample *r, struct m
 		/* The blocking system call is the leaf, as in perf's off-CPU views. */
 		q->pcs[0] = (uint64_t)r->sys_nr;
 		q->flags[0] = XP_FRAME_SYSCALL;
+		q->sps[0] = xp_regs_get(&r->regs, s->arch->dwarf.sp);
 		top = 1;
 	}
-	return top + unwind_stack(q->unw, s->arch, &r->regs, m, &r->img->as, q->pcs + top,
-				  q->flags + top, s->o->max_depth + 1, left);
+	return top + unwind_stack_sp(q->unw, s->arch, &r->regs, m, &r->img->as, q->pcs + top,
+				     q->flags + top, q->sps + top, s->o->max_depth + 1, left);
+}
+
+/*
+ * Put the interpreter frames of @r into its walked stack q->pcs[0..@nr)
+ * (stack pointers q->sps): each run just inside the native frame of the
+ * loop that ran it, which it stands for (interp_place).  Returns the new
+ * number of frames; @nr when there are none, or they could not be placed.
+ */
+static unsigned int merge_interp(struct sampler *s, const struct raw_sample *r, unsigned int nr)
+{
+	struct smp_queue *q = &s->queue;
+	struct interp *ip = r->img->interp;
+	unsigned int nf, nn = nr, i, k, n = 0;
+	struct interp_mem m;
+
+	if (!ip || !r->interp.nr)
+		return nr;
+	m = smp_interp_mem(s, r->proc, r->img, r);
+	nf = interp_decode(ip, &r->interp, &m, r->t, smp_now(s), q->iframes, SMP_INTERP_MAX);
+	if (!nf)
+		return nr;
+	if (nn && (q->flags[nn - 1] & XP_FRAME_TRUNCATED))
+		nn--;
+	if (interp_place(q->iframes, nf, q->sps, nn, q->iat)) {
+		s->st->interp_unplaced++;
+		return nr;
+	}
+	for (i = 0, k = 0; i <= nr; i++) {
+		/* The runs of native frame i, then the frame itself (a truncation marker last). */
+		for (; k < nf && q->iat[k] <= (i < nn ? i : nn); k++) {
+			if (!q->iframes[k].code)
+				continue;
+			q->mpcs[n] = xp_interp_pc(q->iframes[k].code, q->iframes[k].line);
+			q->mflags[n++] = XP_FRAME_INTERP;
+		}
+		if (i < nr) {
+			q->mpcs[n] = q->pcs[i];
+			q->mflags[n++] = q->flags[i];
+		}
+	}
+	memcpy(q->pcs, q->mpcs, n * sizeof(*q->pcs));
+	memcpy(q->flags, q->mflags, n);
+	s->st->interp_samples++;
+	return n;
+}
+
+/* A new stack of @r's image, q->pcs[0..@nr): what ICODE says of each code it names. */
+static void note_codes(struct sampler *s, const struct raw_sample *r, unsigned int nr)
+{
+	struct smp_queue *q = &s->queue;
+	struct interp *ip = r->img->interp;
+	unsigned int i;
+
+	for (i = 0; ip && i < nr; i++)
+		if (q->flags[i] & XP_FRAME_INTERP)
+			emit_code(s, interp_kind_of(ip),
+				  interp_code(ip, (uint32_t)(q->pcs[i] >> 32)));
 }
 
 /* After the walk of @r (stack @id) read @m: what the thread's next samples need. */
@@ -454,8 +552,8 @@ static void unwind_exited(struct sampler *s, struct raw_sample *r)
 	if (!mk->stack_id) {
 		if (origin)
 			nr = stacktab_get(&q->stacks, origin, &pcs, &flags);
-		if (nr > s->o->max_depth)
-			nr = s->o->max_depth;
+		if (nr > s->o->max_depth + SMP_INTERP_MAX)
+			nr = s->o->max_depth + SMP_INTERP_MAX;
 		q->pcs[0] = (uint64_t)r->exited_tid;
 		q->flags[0] = XP_FRAME_EXITED;
 		if (nr) {
@@ -521,9 +619,12 @@ static void unwind_one(struct sampler *s, struct raw_sample *r)
 		nr = walk(s, r, &m, &left);
 		smp_image_reloaded(r->img, !left);
 	}
+	nr = merge_interp(s, r, nr);
 	id = stacktab_intern(&q->stacks, q->pcs, q->flags, nr, &is_new);
-	if (is_new)
+	if (is_new) {
 		s->st->stacks++;
+		note_codes(s, r, nr);
+	}
 	/* Kept for the raw samples that refer to it (an origin is written with them). */
 	q->seen[r->seq % SMP_SEEN] = (struct smp_seen){r->seq, id};
 	if (r->kind == SMP_RAW_ORIGIN)

@@ -21,6 +21,7 @@
 #include "ctl.h"
 #include "datafile.h"
 #include "idlespin.h"
+#include "interp.h"
 #include "jitmap.h"
 #include "stackcopy.h"
 #include "stacktab.h"
@@ -197,6 +198,14 @@ struct smp_image {
 	bool maps_hidden;	   /* /proc hid its maps (its process is DF_PROC_NO_MAPS) */
 	bool execed;		   /* made by an exec (not its process's first image) */
 	bool forked;		   /* its maps are a copy of the parent's (smp_image_fork) */
+	/*
+	 * Its interpreter's reader (interp.h), NULL: none.  Looked for at each
+	 * read of its maps, and at their copy from a fork's parent, until
+	 * @interp_settled (found, usable or not: a launcher maps libpython
+	 * after its exec).
+	 */
+	struct interp *interp;
+	bool interp_settled;
 };
 
 /* A raw sample waiting to be unwound. */
@@ -206,14 +215,15 @@ struct raw_sample {
 	uint64_t stack_id;	      /* TAIL: the stack of copy @seq, 0: in smp_queue.seen */
 	pid_t exited_pid, exited_tid; /* EXITED: the thread ... */
 	char exited_comm[16];	      /* ... and its name */
-	struct xp_process *proc; /* kept alive by the tracer until tracer_release */
-	struct smp_image *img;	 /* the image it was taken in (a reference) */
+	struct xp_process *proc;      /* kept alive by the tracer until tracer_release */
+	struct smp_image *img;	      /* the image it was taken in (a reference) */
 	pid_t tid;
 	uint64_t t, weight;
 	int64_t sys_nr, sys_sp, sys_pc; /* blocked in this system call (wall mode), or -1 */
 	struct xp_regs regs;
 	size_t len;
 	uint8_t *copy;
+	struct interp_raw interp; /* its interpreter frames, copied in the stop (f: lazily) */
 };
 
 /*
@@ -336,14 +346,24 @@ struct smp_queue {
 	struct unwinder *unw;
 	struct module_cache *mc;
 	struct stacktab stacks;
-	uint64_t *pcs; /* one walk's frames */
+	uint64_t *pcs; /* one walk's frames, with room for interpreter frames */
 	uint8_t *flags;
+	uint64_t *sps; /* the stack pointer of each walked frame */
+	/* The interpreter frames of a sample, where each goes, and the merged stack. */
+	struct interp_frame *iframes;
+	uint32_t *iat;
+	uint64_t *mpcs;
+	uint8_t *mflags;
 };
+
+/* Interpreter frames of a sample, at most (room for them in smp_queue.pcs). */
+#define SMP_INTERP_MAX 4096u
 
 /* image.c's part: what the images' samples ask to keep. */
 struct smp_images {
 	struct capture cap; /* files holding sampled addresses, kept for the report */
 	bool maps_warned;   /* the warning that /proc hid a process's maps was printed */
+	uint32_t interp_next_id; /* code-object ids of every interpreter reader (interp.h) */
 };
 
 /* CPU time the emitter gathers into one sample per period (emit_accrue). */
@@ -353,12 +373,20 @@ struct emit_accrual {
 	uint64_t stack_id, t, weight;
 };
 
+/* What an ICODE record says of a code object (emit_code): kept for every part's file. */
+struct emit_code {
+	uint32_t kind, first_line; /* kind 0: an id not known (a free slot) */
+	char *name, *file;
+};
+
 /* emit.c's part: the data file and the parts of a --switch-output recording. */
 struct emitter {
 	struct df_writer *w;
-	struct xp_u64set stacks;  /* ids of the stacks this file (part) has */
+	struct xp_u64set stacks; /* ids of the stacks this file (part) has */
 	/* The [vdso] image this file (part) has: every process maps the same one. */
 	const uint8_t *vdso_written;
+	struct emit_code *codes; /* by code id: interpreter code objects in stacks */
+	unsigned long codes_alloc;
 	struct emit_accrual *acc; /* open addressing on (pid, stack_id); pid 0: free */
 	size_t acc_cap, acc_nr;
 	bool failed;	       /* a write failed: the recording ends (the loop looks) */
@@ -449,11 +477,13 @@ struct smp_image *smp_image_new(struct sampler *s, pid_t pid, bool execed);
 struct smp_image *smp_image_get(struct smp_image *img);
 void smp_image_put(struct smp_image *img);
 /*
- * @img, the first image of a process forked from one running @parent,
+ * @img, the first image of process @p forked from one running @parent,
  * starts as a copy of @parent's maps (addrspace_fork): no /proc read at a
- * fork.  Nothing if @img was read already or came from an exec.
+ * fork; its interpreter is looked for in @p as at a read of its maps.
+ * Nothing if @img was read already or came from an exec.
  */
-void smp_image_fork(struct smp_image *img, const struct smp_image *parent);
+void smp_image_fork(struct sampler *s, struct xp_process *p, struct smp_image *img,
+		    const struct smp_image *parent);
 /*
  * Read @p's maps again for its current image, at @t: a new generation,
  * whose new mappings go to the data file.  Nothing for a retired image.
@@ -471,6 +501,12 @@ int smp_image_read(struct sampler *s, struct xp_process *p, struct smp_image *im
  * out of date (image.c says when), and date the growth of a JIT's perf map.
  */
 void smp_image_check_pc(struct sampler *s, const struct raw_sample *r);
+/*
+ * How interp/ reads the memory of @p, whose image is @img: live unless the
+ * image is retired (exec, exit), and from the stack copy of @r if any.
+ */
+struct interp_mem smp_interp_mem(struct sampler *s, struct xp_process *p,
+				 const struct smp_image *img, const struct raw_sample *r);
 /* Whether the maps of @r's image may be read again for it (image.c's rule). */
 bool smp_image_maps_due(struct sampler *s, const struct raw_sample *r);
 /* After such a reload for @r: whether it helped, for the back-off. */
@@ -507,7 +543,13 @@ void emit_check_name(struct sampler *s, struct xp_thread *th, uint64_t t);
 void emit_thread_names(struct sampler *s);
 /* The executable mappings of @img of @pid that its last load found new, at @t. */
 void emit_new_maps(struct sampler *s, pid_t pid, const struct smp_image *img, uint64_t t);
-/* Stack @id, unless this file has it already. */
+/*
+ * Keep what an ICODE record says of code object @c of an interpreter of
+ * @kind (enum interp_kind), once per id: before the first stack that
+ * names it goes to emit_stack.
+ */
+void emit_code(struct sampler *s, unsigned int kind, const struct interp_code *c);
+/* Stack @id, unless this file has it already; first the ICODE of each code it names. */
 void emit_stack(struct sampler *s, uint64_t id, const uint64_t *pcs, const uint8_t *flags,
 		uint32_t nr);
 /*

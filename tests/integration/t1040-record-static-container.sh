@@ -92,23 +92,25 @@ say "## in the root, its own pid and mount namespaces"
 expect_exit 0 in_root "$work/xprof" record -o "$work/py.data" -- python3 "$work/work.py"
 show_file "summary" "$XP_ERR" 3
 assert_file_lacks "no warning" "$XP_ERR" '^xprof: warning:'
+# --interp beside: the loop's frame kept beside the Python frames it ran.
 expect_exit 0 in_root "$work/xprof" report -i "$work/py.data" --folded --value samples \
-	-o "$work/inside.folded"
+	--interp beside -o "$work/inside.folded"
 cp "$root$work/inside.folded" inside.folded
 show_file "report in the root" inside.folded 5
 assert_samples_at_least "python3 sampled" 500 inside.folded
 assert_share_at_least "the interpreter loop named" 90 inside.folded 'frame:_PyEval_EvalFrameDefault'
+assert_share_at_least "work() by name" 90 inside.folded 'frame:work \(work\.py:[0-9]+\)'
 assert_share_at_least "python3's start named" 90 inside.folded 'frame:Py_RunMain|Py_BytesMain'
 assert_file_matches "the program is the root's python3.13" inside.folded '^python3(\.13)?;'
 
 say "## outside the root, from the data file"
 cp "$root$work/py.data" py.data
 XPROF_CACHE_DIR=$root$work/cache expect_exit 0 "$XPROF" -v report -i py.data --folded \
-	--value samples -o outside.folded
+	--value samples --interp beside -o outside.folded
 assert_files_equal "the same report outside, with the recorder's copies" inside.folded outside.folded
 assert_file_matches "names from the copies kept in the root" "$XP_ERR" \
 	"symbols of '/usr/bin/python3.13': the recorder's copy '$root$work/cache/buildid/"
 XPROF_CACHE_DIR=off expect_exit 0 "$XPROF" report -i py.data --symfs "$root" --folded \
-	--value samples -o symfs.folded
+	--value samples --interp beside -o symfs.folded
 assert_files_equal "the same report from the root's files (--symfs)" inside.folded symfs.folded
 finish
