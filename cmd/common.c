@@ -51,6 +51,8 @@ size_t common_record_options(struct xp_option *o, struct record_opts *ro, const 
 			     "cpu: threads on CPU, weighted by CPU time (default); wall: every "
 			     "thread"),
 	    XP_OPTION_FLAG(0, "no-follow", &ro->no_follow, "do not follow forked child processes"),
+	    XP_OPTION_FLAG(0, "no-interp", &ro->no_interp,
+			   "do not read interpreter frames (Python functions): native frames only"),
 	    XP_OPTION_FLAG(0, "no-poll-idle", &ro->no_poll_idle,
 			   "let idle CPUs sleep (default: keep them polling, shorter stops; needs "
 			   "root)"),
@@ -223,6 +225,7 @@ void common_sampler_opts(const struct record_opts *ro, int kind, struct sampler_
 	    .poll_idle = !ro->no_poll_idle,
 	    .spin_idle = ro->spin_idle,
 	    .same_cpu = !ro->any_cpu,
+	    .no_interp = ro->no_interp,
 	    .rt_priority = (unsigned int)ro->rt_priority,
 	    .status_line = isatty(STDERR_FILENO) && !ro->quiet,
 	    .foreground = common_foreground,

@@ -39,7 +39,7 @@ struct xp_option;
  * Returns how many entries were written (COMMON_RECORD_OPTIONS); the
  * caller adds the terminator.
  */
-#define COMMON_RECORD_OPTIONS 19
+#define COMMON_RECORD_OPTIONS 20
 size_t common_record_options(struct xp_option *o, struct record_opts *ro,
 			     const char *duration_help);
 
