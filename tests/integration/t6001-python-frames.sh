@@ -27,7 +27,8 @@ HOTLINE=$(grep -n '# HOT' "$KNOWN" | cut -d: -f1)
 pythons=()
 [[ -x /usr/bin/python3 ]] && pythons+=("system:/usr/bin/python3")
 for p in "$HOME"/.pyenv/versions/3.1[1-4].*/bin/python3.1[1-4]; do
-	[[ -x $p ]] && ldd "$p" 2>/dev/null | grep -q libpython &&
+	# Not 'ldd | grep -q': with pipefail, grep leaving early can fail ldd (SIGPIPE).
+	[[ -x $p && $(ldd "$p" 2>/dev/null) == *libpython* ]] &&
 		pythons+=("launcher-$(basename "$(dirname "$(dirname "$p")")"):$p")
 done
 for suite in trixie forky; do
