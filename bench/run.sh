@@ -17,6 +17,11 @@
 #                                               threadsN-nofp works too)
 #      threadsNiM   threads -i M -r UNITS N     the same beside M threads that
 #                                               stay blocked (threads2i200)
+#      python       BENCH_PYTHON bench/python.py -r ROUNDS  CPython (not in
+#                                               the default set): recursion, a
+#                                               dict loop, string formatting;
+#                                               with xprof-nointerp, what
+#                                               reading its frames costs
 #    and runs, at each rate F in BENCH_FREQS:
 #      bare         the target alone
 #      xprof        xprof record -F F -- target
@@ -32,6 +37,9 @@
 #                   the build BENCH_BASE (not in the default set): two builds
 #                   side by side in one interleaved run, the only fair way to
 #                   compare them on a machine that drifts from run to run
+#      xprof-nointerp  xprof with --no-interp (not in the default set):
+#                   beside xprof on the python target, the stop without
+#                   reading the interpreter's frames
 #      floor, floor-user  build/tests/ptrace_floor -F F -- target, as root and
 #                   as BENCH_USER (not in the default set): a sampler that
 #                   does only what every ptrace sample must (interrupt, wait,
@@ -126,6 +134,7 @@
 #   BENCH_TOOLS ["xprof xprof-user perf-fp perf-dwarf" as root, else without
 #                         xprof-user]   (bare always runs)
 #   BENCH_USER [nobody]   the ordinary user of the xprof-user rows (perf stays root)
+#   BENCH_PYTHON [/usr/bin/python3, else python3]  the python target's interpreter
 #   BENCH_XPROF_OPTS [""] more options for xprof record (e.g. --interrupt-from-any-cpu)
 #   BENCH_BASE [""]       another build directory, for the tools xprof-base and
 #                         xprof-user-base (its xprof; the targets are BUILD_DIR's)
@@ -176,6 +185,9 @@ else
 	tools=${BENCH_TOOLS:-xprof perf-fp perf-dwarf}
 fi
 bench_user=${BENCH_USER:-nobody}
+# /usr/bin/python3 first: a python3 found in PATH may be a shell script
+# (pyenv's shims) that starts several processes before the interpreter.
+python=${BENCH_PYTHON:-$([[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || echo python3)}
 read -ra xprof_opts <<<"${BENCH_XPROF_OPTS:-}"
 out=${BENCH_OUT:-bench-out}
 perf_report=${BENCH_PERF_REPORT:-1}
@@ -213,13 +225,13 @@ for tool in "${tools[@]}"; do
 	case $tool in
 	*-base) [[ -n $base_build && -x $base_build/xprof ]] || die "$tool needs BENCH_BASE, a build directory with an xprof" ;;&
 	floor*) [[ -x $floor ]] || die "$floor not found: build first (cmake --build $build)" ;;&
-	xprof | xprof-base | xprof-any | perf-fp | perf-dwarf | floor | floor-pin | floor-move) ;;
+	xprof | xprof-base | xprof-any | xprof-nointerp | perf-fp | perf-dwarf | floor | floor-pin | floor-move) ;;
 	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base | xprof-user-any | floor-user | floor-user-pin | floor-user-move)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin floor-move floor-user-move)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any xprof-nointerp perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin floor-move floor-user-move)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -243,6 +255,10 @@ target_parts() {
 	fi
 	case $base in
 	split) ;;
+	python)
+		command -v "$python" >/dev/null || die "no '$python' (BENCH_PYTHON) for the python target"
+		return 0
+		;;
 	threads[1-9]*)
 		nthreads=${base#threads} base=threads
 		if [[ $nthreads =~ ^([0-9]+)i([0-9]+)$ ]]; then
@@ -253,7 +269,7 @@ target_parts() {
 			die "bad target '$t' (threadsN: N from 1 to 64)"
 		fi
 		;;
-	*) die "unknown target '$t' in BENCH_TARGETS (split, split-nofp, threadsN, threadsNiM, threadsN-nofp)" ;;
+	*) die "unknown target '$t' in BENCH_TARGETS (split, split-nofp, threadsN, threadsNiM, threadsN-nofp, python)" ;;
 	esac
 	[[ -x $tdir/$base$variant ]] || die "$tdir/$base$variant not found: build first"
 }
@@ -263,6 +279,8 @@ target_cmd() {
 	target_parts "$1"
 	if [[ $base == split ]]; then
 		cmd=("$tdir/split$variant" -r "$2")
+	elif [[ $base == python ]]; then
+		cmd=("$python" "$PWD/bench/python.py" -r "$2")
 	else
 		cmd=("$tdir/threads$variant" -i "$nidle" -r "$2" "$nthreads")
 	fi
@@ -278,7 +296,7 @@ elapsed() {
 
 # The "... in W s wall, C s CPU" line a target prints with XP_TARGET_VERBOSE: "W C".
 work_times() {
-	sed -nE 's/^(split|threads): .* in ([0-9.]+) s wall, ([0-9.]+) s CPU$/\2 \3/p' "$1" | tail -n 1
+	sed -nE 's/^(split|threads|python): .* in ([0-9.]+) s wall, ([0-9.]+) s CPU$/\2 \3/p' "$1" | tail -n 1
 }
 
 mkdir -p "$out" "$out/logs"
@@ -352,8 +370,9 @@ probe_cpu() {
 }
 for t in "${targets[@]}"; do
 	target_parts "$t"
-	if [[ $base == split ]]; then
-		c=$(probe_cpu "$tdir/split$variant" -r 2000)
+	if [[ $base == split || $base == python ]]; then
+		target_cmd "$t" 2000
+		c=$(probe_cpu "${cmd[@]}")
 		amount[$t]=$(awk -v c="$c" -v s="$seconds" 'BEGIN { r = int(s / (c / 2000)); print r < 10 ? 10 : r }')
 	else
 		c=$(probe_cpu "$tdir/threads$variant" -r 20000 1)
@@ -410,6 +429,7 @@ run_one() {
 		[[ $tool != *-spin ]] || extra=(--spin-idle)
 		[[ $tool != *-shared ]] || extra=(--no-own-session)
 		[[ $tool != *-any ]] || extra=(--interrupt-from-any-cpu)
+		[[ $tool != *-nointerp ]] || extra=(--no-interp)
 		if [[ $tool == xprof-user* ]]; then
 			# The user writes the data file; $out is root's.
 			mkdir -p "$out/user" && chmod 1777 "$out/user"
@@ -442,7 +462,7 @@ run_one() {
 	XP_TARGET_VERBOSE=1 "${cmd[@]}" >"$log.out" 2>"$log.err" || status=$?
 	t1=$(now)
 	if ((status)) || [[ $(cat "$log.out") != "${expected[$t]}" ]]; then
-		fail "$key" "exit $status: $(grep -v '^\(split\|threads\): \|^ptrace_floor: [0-9]* samples in ' "$log.err" | head -n 1)"
+		fail "$key" "exit $status: $(grep -v '^\(split\|threads\|python\): \|^ptrace_floor: [0-9]* samples in ' "$log.err" | head -n 1)"
 		return 0
 	fi
 	total=$(elapsed "$t0" "$t1")
