@@ -16,7 +16,8 @@
 #   - the hottest line of hot() is the line marked HOT;
 #   - hashlib's C code under digest in >= 90% of its samples;
 #   - deep's samples 150 frames deep;
-#   - the child it forks and execs has its own Python frames;
+#   - the child it forks and execs has its own Python frames, and so has
+#     a child forked without an exec (/usr/bin/python3 only);
 #   - the root's report is the same once the root is gone.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
@@ -115,4 +116,42 @@ for entry in "${pythons[@]}"; do
 	rm -rf root
 	say "# $kind: $nint samples with Python frames"
 done
+
+# A fork without an exec: the child's image is a copy of its parent's
+# maps, and its Python frames are read as its parent's are.
+if [[ -x /usr/bin/python3 ]]; then
+	say "## a fork without exec: /usr/bin/python3"
+	cat >fork.py <<'PY'
+import os
+import time
+
+
+def spin():
+    end = time.thread_time() + 0.4
+    while time.thread_time() < end:
+        pass
+
+
+def child_spin():
+    spin()
+
+
+def parent_spin():
+    spin()
+
+
+pid = os.fork()
+if pid == 0:
+    child_spin()
+    os._exit(0)
+parent_spin()
+os.waitpid(pid, 0)
+PY
+	expect_exit 0 "$XPROF" record -o fork.data -- /usr/bin/python3 fork.py
+	expect_exit 0 "$XPROF" report -i fork.data --folded --value samples -o fork.folded
+	assert_share_at_least "the forked child's Python frames" 40 fork.folded \
+		'frame:child_spin \(fork\.py:[0-9]+\)'
+	assert_share_at_least "the parent's Python frames" 40 fork.folded \
+		'frame:parent_spin \(fork\.py:[0-9]+\)'
+fi
 finish
