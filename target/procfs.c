@@ -150,18 +150,46 @@ int procfs_tree_ticks(pid_t pid, uint64_t *ticks)
 
 int procfs_parse_task_cpu(const char *stat)
 {
-	const char *p = strrchr(stat, ')');
+	uint64_t faults;
+
+	return procfs_parse_task_cpu_faults(stat, &faults);
+}
+
+/* The unsigned decimal that starts at @p into *@v; false when there is none. */
+static bool stat_u64(const char *p, uint64_t *v)
+{
+	char *end;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(p, &end, 10);
+	return errno == 0 && (*end == ' ' || *end == '\n' || *end == '\0');
+}
+
+int procfs_parse_task_cpu_faults(const char *stat, uint64_t *faults)
+{
+	const char *p = strrchr(stat, ')'), *minflt = NULL, *majflt = NULL;
+	uint64_t mn, mj;
 	char *end;
 	long v;
 	int field;
 
 	/* The fields after the comm start with the state, field 3. */
-	for (field = 2; p && field < 39; field++)
+	for (field = 2; p && field < 39; field++) {
 		p = strchr(p + 1, ' ');
-	if (!p)
+		if (p && field + 1 == 10)
+			minflt = p + 1;
+		else if (p && field + 1 == 12)
+			majflt = p + 1;
+	}
+	if (!p || !stat_u64(minflt, &mn) || !stat_u64(majflt, &mj) || mn + mj < mn)
 		return -1;
 	v = strtol(p + 1, &end, 10);
-	return end == p + 1 || v < 0 || v > 0x7fffffff ? -1 : (int)v;
+	if (end == p + 1 || v < 0 || v > 0x7fffffff)
+		return -1;
+	*faults = mn + mj;
+	return (int)v;
 }
 
 long procfs_parse_running(const char *loadavg)
@@ -303,11 +331,18 @@ int64_t procfs_parse_syscall(const char *buf, uint64_t *sp, uint64_t *pc)
 
 int procfs_task_cpu(int stat_fd)
 {
+	uint64_t faults;
+
+	return procfs_task_cpu_faults(stat_fd, &faults);
+}
+
+int procfs_task_cpu_faults(int stat_fd, uint64_t *faults)
+{
 	char buf[1024];
 
 	if (procfs_pread(stat_fd, buf, sizeof(buf)) < 0)
 		return -1;
-	return procfs_parse_task_cpu(buf);
+	return procfs_parse_task_cpu_faults(buf, faults);
 }
 
 long procfs_running(int loadavg_fd)

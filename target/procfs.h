@@ -56,6 +56,14 @@ int procfs_task_cpu(int stat_fd);
 int procfs_parse_task_cpu(const char *stat);
 
 /*
+ * The same read with the page faults the task has taken, minor and major
+ * (stat fields 10 and 12, minflt and majflt), summed into *@faults.  The
+ * CPU, or -1 when unreadable (then *@faults is unchanged).
+ */
+int procfs_task_cpu_faults(int stat_fd, uint64_t *faults);
+int procfs_parse_task_cpu_faults(const char *stat, uint64_t *faults);
+
+/*
  * The tasks running or runnable on the machine right now, the caller
  * among them (/proc/loadavg's fourth field, "RUNNING/TOTAL"), from the
  * file open on @fd; -1 when unreadable.

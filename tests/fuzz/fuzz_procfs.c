@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the parsers of a task's /proc files (target/procfs.c):
- * the whole input, as text, through the stat parsers (field 39, the CPU;
- * fields 14-17, the CPU time of a process and its children), the
+ * the whole input, as text, through the stat parsers (field 39, the CPU,
+ * alone and with fields 10 and 12, the page faults; fields 14-17, the CPU
+ * time of a process and its children), the
  * schedstat parser, the status parser (switches), the syscall parser, the
  * loadavg parser and the mountinfo parser (hidepid).  Each must stay inside its
  * text and return only what its contract allows.
@@ -19,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
 	struct procfs_sched ss;
-	uint64_t sp, pc, vol, invol, ticks;
+	uint64_t sp, pc, vol, invol, ticks, faults = 0;
 	int64_t nr;
 	long pgrp, tpgid, gid;
 	char state;
@@ -35,6 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	cpu = procfs_parse_task_cpu(text);
 	if (cpu < -1)
+		abort();
+	if (procfs_parse_task_cpu_faults(text, &faults) != cpu)
 		abort();
 	if (procfs_parse_schedstat(text, &ss) < -1)
 		abort();

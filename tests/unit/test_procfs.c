@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * procfs: the schedstat, status (switches) and syscall parsers on canned text (every form the
+ * procfs: the stat, schedstat, status (switches) and syscall parsers on canned text (every form the
  * kernel writes, and malformed input), then the readers on this process.
  */
 #include "t.h"
@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,6 +118,33 @@ static int test_parse_task_cpu(void)
 	T_ASSERT(procfs_parse_task_cpu("4242 (a) R 1 2 3\n") == -1); /* too short */
 	T_ASSERT(procfs_parse_task_cpu("garbage") == -1);
 	T_ASSERT(procfs_parse_task_cpu("") == -1);
+	return T_OK;
+}
+
+static int test_parse_task_cpu_faults(void)
+{
+	/* minflt 100 (field 10), majflt 7 (field 12), processor 1 (field 39). */
+	const char *stat =
+	    "4242 (a) b (c)) R 1 4242 4242 0 -1 4194560 100 3 7 0 50 10 0 0 20 0 1 0 123 "
+	    "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 "
+	    "0 0 0\n";
+	/* The same with minflt out of range, then negative. */
+	const char *big =
+	    "4242 (a) R 1 4242 4242 0 -1 4194560 99999999999999999999999 3 7 0 50 10 0 0 20 0 "
+	    "1 0 123 1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0\n";
+	const char *neg =
+	    "4242 (a) R 1 4242 4242 0 -1 4194560 -5 3 7 0 50 10 0 0 20 0 "
+	    "1 0 123 1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0\n";
+	uint64_t faults = 42;
+
+	T_EQ_U64(procfs_parse_task_cpu_faults(stat, &faults), 1);
+	T_EQ_U64(faults, 107);
+	faults = 42;
+	T_ASSERT(procfs_parse_task_cpu_faults(big, &faults) == -1);
+	T_ASSERT(procfs_parse_task_cpu_faults(neg, &faults) == -1);
+	T_ASSERT(procfs_parse_task_cpu_faults("4242 (a) R 1 2 3 4 5 6 7 8 9\n", &faults) == -1);
+	T_ASSERT(procfs_parse_task_cpu_faults("", &faults) == -1);
+	T_EQ_U64(faults, 42); /* unchanged on failure */
 	return T_OK;
 }
 
@@ -266,11 +294,26 @@ static void burn_cpu_ms(long ms)
 	while (ts.tv_sec == 0 && ts.tv_nsec < ms * 1000000);
 }
 
+/* Touch @n pages never touched before (each a page fault), and let them go. */
+static void touch_fresh_pages(size_t n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	volatile char *p = mmap(NULL, n * (size_t)page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t i;
+
+	if (p == MAP_FAILED)
+		return;
+	for (i = 0; i < n; i++)
+		p[i * (size_t)page] = 1;
+	munmap((void *)p, n * (size_t)page);
+}
+
 static int test_self(void)
 {
 	pid_t pid = getpid(), tgid = 0, ppid = 0;
 	struct procfs_sched ss = {0};
-	uint64_t sp, pc;
+	uint64_t sp, pc, faults = 0, faults2 = 0;
 	char comm[16], exe[4096];
 	int fd;
 
@@ -286,6 +329,11 @@ static int test_self(void)
 	T_ASSERT(fd >= 0);
 	/* Not compared with sched_getcpu(): the thread may move in between. */
 	T_ASSERT(procfs_task_cpu(fd) >= 0 && procfs_task_cpu(fd) < sysconf(_SC_NPROCESSORS_CONF));
+	/* Touching fresh pages is counted in the thread's own faults. */
+	T_ASSERT(procfs_task_cpu_faults(fd, &faults) >= 0);
+	touch_fresh_pages(64);
+	T_ASSERT(procfs_task_cpu_faults(fd, &faults2) >= 0);
+	T_ASSERT(faults2 >= faults + 64);
 	close(fd);
 	/*
 	 * The kernel shows the run time as of the task's last tick or switch:
@@ -338,6 +386,6 @@ static int test_self(void)
 }
 
 T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_switches), T_CASE(test_parse_syscall),
-       T_CASE(test_parse_task_cpu), T_CASE(test_parse_job), T_CASE(test_parse_tree_ticks),
-       T_CASE(test_parse_running), T_CASE(test_parse_mountinfo), T_CASE(test_mount_state),
-       T_CASE(test_self))
+       T_CASE(test_parse_task_cpu), T_CASE(test_parse_task_cpu_faults), T_CASE(test_parse_job),
+       T_CASE(test_parse_tree_ticks), T_CASE(test_parse_running), T_CASE(test_parse_mountinfo),
+       T_CASE(test_mount_state), T_CASE(test_self))
