@@ -389,6 +389,8 @@ void emit_stats(struct sampler *s)
 	    {"stack_bytes_copied", st->stack_bytes_copied},
 	    {"irq_same_cpu", st->irq_same_cpu},
 	    {"cpu_moves", st->cpu_moves},
+	    {"path_own", st->path_own},
+	    {"path_any", st->path_any},
 	    {"trigger_timeouts", st->trigger_timeouts},
 	    {"trigger_parked", st->trigger_parked},
 	    {"trigger_idle_wakes", st->trigger_idle_wakes},
