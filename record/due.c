@@ -152,6 +152,9 @@ static bool thread_due(struct sampler *s, struct xp_thread *th, uint64_t now,
 	return *unsure;
 }
 
+static void path_note(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs,
+		      uint64_t window);
+
 /*
  * CPU mode, in the stop of sample @r of @th, which is resumed at about @t:
  * the exact weight, or no sample for a thread that hardly ran
@@ -170,6 +173,7 @@ bool smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sampl
 		return false;
 	}
 	x->blocked_since = false;
+	path_note(s, x, &r->regs, t > r->t ? t - r->t : 0);
 	return true;
 }
 
@@ -401,7 +405,8 @@ static bool left_out(struct xp_thread *th, struct smp_proc *p)
 }
 
 /*
- * The CPU @th runs or waits on: field 39 of its stat file.  -1 if unknown.
+ * The CPU @th runs or waits on: field 39 of its stat file, read with its
+ * page faults (path_faults).  -1 if unknown.
  * Not the cpu_id of its rseq area, which is cheaper to read (1.5 us against
  * 3.7) but is read from the thread's memory: process_vm_readv takes the
  * lock of the process's address space, and waits, before the interrupt
@@ -410,20 +415,173 @@ static bool left_out(struct xp_thread *th, struct smp_proc *p)
  * once back in its own code, and its calls read 30-43% of its CPU time
  * for a truth of 72% (perf: 67%, stat: 71-72%).
  */
-static int thread_cpu(struct xp_thread *th)
+static int thread_cpu(struct xp_thread *th, uint64_t *faults)
 {
 	struct smp_thread *x = smp_thread_of(th);
 
 	if (x->stat_fd < 0)
 		x->stat_fd = procfs_open_task(th->proc->pid, th->tid, "stat");
-	return procfs_task_cpu(x->stat_fd);
+	return procfs_task_cpu_faults(x->stat_fd, faults);
+}
+
+/*
+ * The path.  A sample is where the thread was when the interrupt was
+ * sent, unless the thread entered the kernel before the interrupt reached
+ * it: it then stops on its way back, at the system call's exit or at the
+ * faulting instruction.  Sent from the thread's own CPU while the thread
+ * is held off it (interrupt.c) the interrupt cannot miss; sent from any
+ * CPU it costs the thread what perf's interrupt does (split: 0.02-0.03
+ * against 0.05-0.15, doc/benchmarks.md), and it is right as long as the
+ * thread rarely enters the kernel, which its samples show:
+ *   - a stop at a system call's exit shows in the registers
+ *     (XP_REGS_SYSCALL_EXIT): every sample skidded into a call is one, so
+ *     their share bounds the share skidded into calls;
+ *   - a page fault does not show; its count does (stat, path_faults).  A
+ *     sample can skid into a fault only if one begins between the
+ *     interrupt and its arrival, which is shorter than the wait for the
+ *     stop (tick.window_ns): with F faults per second of the thread's CPU
+ *     time, at most F x window_ns of its samples.
+ * A thread starts from any CPU.  Each sample taken from there adds that
+ * evidence (1 for a stop at a call's exit, the faults' share), less the
+ * share allowed (SMP_PATH_ALLOW); past SMP_PATH_LIMIT the thread moves to
+ * its own CPU (a CUSUM test: sysmix, 85% of its stops at a call's exit,
+ * moves within 3 samples; a thread at the allowed share drifts back to
+ * 0).  There the calls no longer show, so it tries any CPU again after a
+ * hold (SMP_PATH_SPELL_MIN samples, doubled each time it comes back within
+ * a spell, up to SMP_PATH_SPELL_MAX), and only while its faults are few:
+ * a thread that keeps entering the kernel spends a few samples in 4096
+ * from any CPU.  Only in CPU mode, and where the registers tell a call's
+ * exit (x86-64); elsewhere every thread is interrupted from its own CPU.
+ */
+#define SMP_PATH_UNIT	   1024u
+#define SMP_PATH_ALLOW	   (SMP_PATH_UNIT / 64)
+#define SMP_PATH_LIMIT	   (2 * SMP_PATH_UNIT)
+#define SMP_PATH_SPELL_MIN 64u
+#define SMP_PATH_SPELL_MAX 4096u
+/* CPU time between two reads of a thread's faults on the cheap path (and the least span). */
+#define SMP_PATH_FAULT_SPAN (16 * 1000 * 1000ull)
+/* tick.window_ns before the first measure: longer than any seen here. */
+#define SMP_PATH_WINDOW_NS 50000ull
+
+/* Whether threads may be interrupted from any CPU while their samples allow it. */
+static bool path_adaptive(const struct sampler *s)
+{
+	return s->o->same_cpu && s->o->mode == SAMPLER_CPU && s->arch->prstatus_syscall;
+}
+
+/*
+ * @x's page faults read now (@faults, -1 cast: unreadable): once its CPU
+ * time grew by SMP_PATH_FAULT_SPAN since the last read, the share of its
+ * samples they may have skidded since (the path).
+ */
+static void path_faults(struct sampler *s, struct smp_thread *x, uint64_t faults)
+{
+	struct smp_path *pa = &x->path;
+	uint64_t cpu = x->cpu.sampled_ns, share;
+
+	if (pa->faults_known && (cpu < pa->faults_cpu || faults < pa->faults))
+		pa->faults_known = false; /* an exec's new counters */
+	if (!pa->faults_known) {
+		pa->faults_known = true;
+		pa->faults = faults;
+		pa->faults_cpu = cpu;
+		return;
+	}
+	if (cpu - pa->faults_cpu < SMP_PATH_FAULT_SPAN)
+		return;
+	share = (faults - pa->faults) * s->tick.window_ns * SMP_PATH_UNIT / (cpu - pa->faults_cpu);
+	pa->fault_share = share > SMP_PATH_UNIT ? SMP_PATH_UNIT : (uint32_t)share;
+	pa->faults = faults;
+	pa->faults_cpu = cpu;
+}
+
+/*
+ * The CPU to interrupt due thread @th from: its own, or -1 for any.  Its
+ * faults are read with its CPU on its own CPU's path, by a read of their
+ * own once per SMP_PATH_FAULT_SPAN of CPU time on the other.
+ */
+static int path_cpu(struct sampler *s, struct xp_thread *th)
+{
+	struct smp_thread *x = smp_thread_of(th);
+	struct smp_path *pa = &x->path;
+	uint64_t faults = 0;
+	int cpu;
+
+	if (!s->o->same_cpu)
+		return -1;
+	if (!path_adaptive(s))
+		return thread_cpu(th, &faults);
+	if (pa->skid_free) {
+		cpu = thread_cpu(th, &faults);
+		if (cpu >= 0)
+			path_faults(s, x, faults);
+		return cpu;
+	}
+	if (!pa->faults_known || x->cpu.sampled_ns - pa->faults_cpu >= SMP_PATH_FAULT_SPAN) {
+		if (thread_cpu(th, &faults) >= 0)
+			path_faults(s, x, faults);
+	}
+	return -1;
+}
+
+/*
+ * In the stop of a sample of @x that is kept (CPU mode), @window ns after
+ * its interrupt: the evidence of a sample from any CPU, and the path of
+ * its next ones.
+ */
+static void path_note(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs,
+		      uint64_t window)
+{
+	struct smp_path *pa = &x->path;
+	uint32_t add;
+
+	if (!path_adaptive(s))
+		return;
+	/*
+	 * A thread that waited for a CPU stops long after its interrupt, but
+	 * where it was preempted, not in a kernel entry: its wait is not a
+	 * window, and counts as the longest one.
+	 */
+	if (!x->irq_held) {
+		if (window > SMP_PATH_WINDOW_NS)
+			window = SMP_PATH_WINDOW_NS;
+		s->tick.window_ns += ((int64_t)window - (int64_t)s->tick.window_ns) / 16;
+	}
+	if (pa->skid_free) {
+		if (pa->hold)
+			pa->hold--;
+		if (pa->hold || pa->fault_share >= SMP_PATH_ALLOW / 2)
+			return;
+		pa->skid_free = false;
+		pa->score = 0;
+		pa->cheap = 0;
+		s->st->path_any++;
+		return;
+	}
+	if (x->irq_held)
+		return;
+	pa->cheap++;
+	add = pa->fault_share + (regs->flags & XP_REGS_SYSCALL_EXIT ? SMP_PATH_UNIT : 0);
+	pa->score = pa->score + add > SMP_PATH_ALLOW ? pa->score + add - SMP_PATH_ALLOW : 0;
+	if (pa->score < SMP_PATH_LIMIT)
+		return;
+	if (!pa->spell)
+		pa->spell = SMP_PATH_SPELL_MIN;
+	else if (pa->cheap < pa->spell && pa->spell < SMP_PATH_SPELL_MAX)
+		pa->spell *= 2;
+	else if (pa->cheap >= pa->spell)
+		pa->spell = SMP_PATH_SPELL_MIN;
+	pa->skid_free = true;
+	pa->hold = pa->spell;
+	s->st->path_own++;
 }
 
 static void add_due(struct sampler *s, struct xp_thread *th, uint64_t w)
 {
+	int cpu = path_cpu(s, th);
+
 	xp_grow((void **)&s->tick.due, &s->tick.due_alloc, s->tick.ndue + 1, sizeof(*s->tick.due));
-	s->tick.due[s->tick.ndue++] =
-	    (struct smp_due){.th = th, .weight = w, .cpu = s->o->same_cpu ? thread_cpu(th) : -1};
+	s->tick.due[s->tick.ndue++] = (struct smp_due){.th = th, .weight = w, .cpu = cpu};
 }
 
 /* Whether @p's known_ns holds all its threads' counters. */
@@ -637,6 +795,7 @@ void smp_rebase_threads(struct sampler *s, uint64_t now)
 void smp_tick_init(struct sampler *s)
 {
 	s->tick.loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	s->tick.window_ns = SMP_PATH_WINDOW_NS;
 }
 
 void smp_tick_release(struct sampler *s)

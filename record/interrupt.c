@@ -50,6 +50,7 @@ static void interrupt(struct sampler *s, const struct smp_due *d, uint64_t now, 
 	x->irq_time = smp_now(s);
 	x->cpu.wall_sampled = now;
 	x->pending_weight = d->weight;
+	x->irq_held = here;
 	s->st->interrupts++;
 	s->st->irq_same_cpu += here;
 }

@@ -46,11 +46,30 @@ struct emit_proc {
 	bool described; /* its process record is written */
 };
 
+/*
+ * From where a thread is interrupted (due.c, "the path"): from any CPU
+ * while its samples show that it enters the kernel too seldom for a
+ * sample to skid there, from its own CPU otherwise.  Written by due.c.
+ */
+struct smp_path {
+	bool skid_free;	      /* interrupted from its own CPU */
+	uint32_t score;	      /* skid evidence beyond the allowed share (SMP_PATH_UNIT a sample) */
+	uint32_t cheap;	      /* its samples from any CPU since it last took that path */
+	uint32_t hold;	      /* its samples from its own CPU left before it tries any CPU again */
+	uint32_t spell;	      /* the hold its next move to its own CPU starts */
+	bool faults_known;    /* the fields below hold a read of its page faults */
+	uint64_t faults;      /* its page faults at that read ... */
+	uint64_t faults_cpu;  /* ... and its CPU time (cputime.sampled_ns) then */
+	uint32_t fault_share; /* the share of samples its faults may skid (SMP_PATH_UNIT: all) */
+};
+
 /* The sampler's state of one thread (xp_thread.priv). */
 struct smp_thread {
 	struct emit_thread em;
+	struct smp_path path;
 	bool describe_queued;	 /* the work that describes it is queued (sampler.c) */
 	bool blocked_since;	 /* a tick found it blocked in a call since its last sample */
+	bool irq_held;		 /* the pending interrupt found it held off its CPU (interrupt.c) */
 	uint64_t irq_time;	 /* when the pending interrupt was issued */
 	uint64_t pending_weight; /* weight of the sample asked for by that interrupt */
 	int schedstat_fd;	 /* /proc/PID/task/TID/schedstat, -1 if unavailable, or */
@@ -293,6 +312,12 @@ struct smp_loop {
 
 /* due.c's part: the threads due at this tick, and what the tick read of the machine. */
 struct smp_tick {
+	/*
+	 * From an interrupt sent from any CPU to its stop being seen: the
+	 * running mean over such samples (ns), the longest a kernel entry
+	 * could have come in between and taken the sample (due.c).
+	 */
+	uint64_t window_ns;
 	struct smp_due *due; /* this tick's due threads */
 	unsigned long ndue, due_alloc;
 	long running;		   /* smp_others_running's count at this tick, -1: unreadable */
