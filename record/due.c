@@ -521,6 +521,7 @@ static int path_cpu(struct sampler *s, struct xp_thread *th)
 		if (thread_cpu(th, &faults) >= 0)
 			path_faults(s, x, faults);
 	}
+	s->st->irq_path_any++;
 	return -1;
 }
 

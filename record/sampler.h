@@ -157,6 +157,8 @@ struct sampler_stats {
 	uint64_t cpu_moves;    /* moves of the controller off a due thread's CPU */
 	uint64_t path_own;     /* moves of a thread to its own CPU's interrupt (due.c) */
 	uint64_t path_any;     /* ... and back to the interrupt from any CPU */
+	uint64_t
+	    irq_path_any; /* interrupts sent from any CPU because the thread's path is (due.c) */
 	uint64_t trigger_timeouts; /* triggers that did not hold their CPU in time */
 	uint64_t trigger_parked;   /* requests that found their trigger parked (no wake) */
 	uint64_t trigger_idle_wakes; /* parked triggers that woke and found no request */
