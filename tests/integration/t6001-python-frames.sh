@@ -96,12 +96,17 @@ for entry in "${pythons[@]}"; do
 	# inlined into the loop (Py_INCREF) between it and the frames it ran.
 	expect_exit 0 "$XPROF" report -i "$kind.data" --folded --interp beside --no-inline \
 		-o "$kind.beside"
-	if grep -q '_PyEval_EvalFrameDefault' "$kind.beside"; then
+	# A stripped build may still export the loop's entry, where a sample
+	# or two land before the first frame is pushed: that is no name for
+	# the loop.
+	named=$(awk '{ w = $NF; t += w } /(^|;)_PyEval_EvalFrameDefault(;| )/ { n += w }
+		END { print (t && n * 20 >= t) ? 1 : 0 }' "$kind.beside")
+	if ((named)); then
 		assert_share_at_least "$kind: eval-loop samples with Python frames" 99 \
 			"$kind.beside" 'stack:_PyEval_EvalFrameDefault;[^;]* \([^;()]*\)' \
 			'frame:_PyEval_EvalFrameDefault'
 	else
-		say "# $kind: the eval loop has no name here (stripped): placed by its markers"
+		say "# $kind: the eval loop has no name here (stripped, or under 5% of the time): placed by its markers"
 	fi
 	if [[ $kind == root-trixie ]]; then
 		expect_exit 0 "$XPROF" report -i "$kind.data" --flat -o "$kind.flat"
