@@ -56,7 +56,9 @@ for entry in "${pythons[@]}"; do
 	say "## $kind: $py"
 	if [[ $kind == root-* ]]; then
 		rm -rf root
-		cp -al "$py" root
+		# Hard links where the cache and this directory share a file
+		# system; a copy where they do not (/tmp a tmpfs).
+		cp -al "$py" root 2>/dev/null || { rm -rf root && cp -a "$py" root; }
 		cp "$KNOWN" root/known.py
 		cmd=(chroot root python3 /known.py run 1)
 	else
