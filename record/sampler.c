@@ -142,14 +142,17 @@ static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64
 /*
  * A process born while traced starts with the maps of its parent (its
  * ppid) where that is traced: a fork copies the address space, so no
- * /proc read is needed until a sample shows something new.
+ * /proc read is needed until a sample shows something new.  The parent's
+ * image as it is at the event goes with the work (a reference); the copy
+ * is made there, not while threads are held.
  */
-static void image_from_parent(struct sampler *s, struct xp_process *p)
+static void add_process_work(struct sampler *s, struct xp_process *p, bool born, uint64_t t)
 {
-	struct xp_thread *parent = p->ppid > 0 ? tracer_find(s->tr, p->ppid) : NULL;
+	struct xp_thread *parent = born && p->ppid > 0 ? tracer_find(s->tr, p->ppid) : NULL;
+	struct smp_work *w = add_work(s, SMP_WORK_PROCESS, p, 0, t);
 
 	if (parent && parent->proc != p)
-		smp_image_fork(s, p, smp_proc_of(s, p)->img, smp_proc_of(s, parent->proc)->img);
+		w->parent = smp_image_get(smp_proc_of(s, parent->proc)->img);
 }
 
 /*
@@ -172,9 +175,7 @@ static void describe_new(struct sampler *s, const struct tracer_event *ev, uint6
 	}
 	if (!px->describe_queued && p->execed) {
 		/* Its own first stop may come before its parent's fork event. */
-		if (ev->fresh && th->tid == p->pid)
-			image_from_parent(s, p);
-		add_work(s, SMP_WORK_PROCESS, p, 0, t);
+		add_process_work(s, p, ev->fresh && th->tid == p->pid, t);
 		px->describe_queued = true;
 	}
 	if (!x->describe_queued && p->execed) {
@@ -199,8 +200,7 @@ static void describe_new(struct sampler *s, const struct tracer_event *ev, uint6
 		ev->child->proc->ppid = p->pid;
 		cx->born = s->loop.enabled;
 		if (!cx->describe_queued) {
-			image_from_parent(s, ev->child->proc);
-			add_work(s, SMP_WORK_PROCESS, ev->child->proc, 0, t);
+			add_process_work(s, ev->child->proc, true, t);
 			cx->describe_queued = true;
 		}
 	}
@@ -234,6 +234,10 @@ static void do_work(struct sampler *s, const struct smp_work *w)
 	switch (w->kind) {
 	case SMP_WORK_PROCESS:
 		x = smp_proc_of(s, w->proc);
+		if (w->parent) {
+			smp_image_fork(s, w->proc, w->img, w->parent);
+			smp_image_put(w->parent);
+		}
 		if (w->proc->execed && (!x->em.described || (w->flags & DF_PROC_EXEC))) {
 			/*
 			 * The maps first: the PROCESS record says whether /proc
@@ -892,8 +896,10 @@ static void release(struct sampler *s)
 		smp_proc_free(s, t->procs[i]);
 	memset(&t->hooks, 0, sizeof(t->hooks));
 	for (i = s->loop.work_head; i < s->loop.nwork; i++)
-		if (s->loop.work[i].kind == SMP_WORK_PROCESS)
+		if (s->loop.work[i].kind == SMP_WORK_PROCESS) {
 			smp_image_put(s->loop.work[i].img);
+			smp_image_put(s->loop.work[i].parent);
+		}
 	free(s->loop.work);
 	smp_images_release(s);
 	emit_release(s);

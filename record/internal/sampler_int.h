@@ -263,6 +263,7 @@ struct smp_work {
 	enum smp_work_kind kind;
 	struct xp_process *proc; /* PROCESS, THREAD; EXIT: NULL when unknown */
 	struct smp_image *img;	 /* PROCESS: the image it ran then (a reference) */
+	struct smp_image *parent; /* PROCESS, born traced: its parent's image then (a reference) */
 	pid_t pid, tid, from;
 	uint32_t flags;
 	int status; /* EXIT: the wait status */
