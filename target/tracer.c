@@ -100,13 +100,22 @@ unsigned long tracer_live_threads(const struct tracer *t)
 	return t->nthreads;
 }
 
+/*
+ * The live process @pid, found through its threads: its leader by
+ * bisection, or (a leader gone before its threads) a pass over the live
+ * threads.  Never a pass over every process seen, which a fork storm
+ * would make quadratic.
+ */
 static struct xp_process *find_proc(const struct tracer *t, pid_t pid)
 {
+	struct xp_thread *th = tracer_find(t, pid);
 	unsigned long i;
 
-	for (i = 0; i < t->nprocs; i++)
-		if (t->procs[i]->pid == pid && !t->procs[i]->exited)
-			return t->procs[i];
+	if (th && th->proc->pid == pid && !th->proc->exited)
+		return th->proc;
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->proc->pid == pid && !t->threads[i]->proc->exited)
+			return t->threads[i]->proc;
 	return NULL;
 }
 
@@ -176,6 +185,19 @@ static struct xp_thread *adopt(struct tracer *t, pid_t tid, pid_t hint_tgid, pid
 		p->execed = true; /* a fork child runs its parent's image */
 	}
 	return add_thread(t, p, tid, THREAD_NEW);
+}
+
+/*
+ * The child of @parent's fork or vfork, seen at the parent's event stop:
+ * a process of its own whose ids the event gives (no /proc status read).
+ * Its name is read: it is the forking thread's, not always the process's.
+ */
+static struct xp_thread *adopt_forked(struct tracer *t, pid_t pid, struct xp_process *parent)
+{
+	struct xp_process *p = add_proc(t, pid, parent->pid);
+
+	p->execed = true; /* it runs its parent's image */
+	return add_thread(t, p, pid, THREAD_NEW);
 }
 
 int tracer_launch(struct tracer *t, char **argv)
@@ -381,8 +403,7 @@ static void handle_new_child(struct tracer *t, struct xp_thread *parent, int eve
 		ppid = parent->proc->ppid;
 		child = adopt(t, (pid_t)msg, tgid, ppid);
 	} else {
-		child = adopt(t, (pid_t)msg, (pid_t)msg, parent->proc->pid);
-		child->proc->ppid = parent->proc->pid;
+		child = adopt_forked(t, (pid_t)msg, parent->proc);
 	}
 	ev->child = child;
 }
