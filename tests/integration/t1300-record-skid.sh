@@ -31,62 +31,17 @@
 # trace its own children.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=tests/lib/mix.sh
+. "$XP_LIB/mix.sh"
 skip_unless_ptrace
 
 users_self_and_nobody
 
-# bare BURST: the program's own split, unprofiled, for 2 s, into $one
-bare() {
-	expect_exit 0 env "TMPDIR=$XP_TMP" "$XP_TARGETS/sysmix" -u "$1" 2
-	one=$(sed -n 's/^sysmix: syscall_share=\([0-9.]*\) .* mismatches=0$/\1/p' "$XP_OUT")
-	[[ $one ]] || fail_now "bare ${1} us: no truth line in the output: $(cat "$XP_OUT")"
-}
-
-# run USER HZ BURST POINTS: the share of the samples in io() must lie
-# within POINTS of the span of this run's truths: the unprofiled runs
-# just before and just after it, and the profiled run's own.
-run() {
-	local user=$1 hz=$2 burst=$3 points=$4 dir=$XP_TMP own share label stats secs=2
-	local before lo hi one
-	local -a pre=()
-	((hz >= 3999)) || secs=6
-	if is_sanitized_build && ((burst < 100)); then
-		points=$(awk -v p="$points" 'BEGIN { print p + 3 }')
-	fi
-	if [[ $user == nobody ]]; then
-		dir=$XP_TMP/user
-		pre=("${as_user[@]}" env "TMPDIR=$dir")
-	fi
-	label="$user, $hz Hz, ${burst} us bursts"
-	bare "$burst"
-	before=$one
-	expect_exit 0 "${pre[@]}" "$XPROF" record -q -F "$hz" -o "$dir/$user-$hz-$burst.data" \
-		-- "$XP_TARGETS/sysmix" -u "$burst" "$secs"
-	own=$(sed -n 's/^sysmix: syscall_share=\([0-9.]*\) .* mismatches=0$/\1/p' "$XP_OUT")
-	[[ $own ]] || fail_now "$label: no truth line in the output: $(cat "$XP_OUT")"
-	bare "$burst"
-	expect_exit 0 "$XPROF" report -i "$dir/$user-$hz-$burst.data" --folded --value samples -o "$user.folded"
-	stats=$(folded_stats "$user.folded" "chain:run;io")
-	share=$(awk -v s="$stats" 'BEGIN { split(s, v, " "); printf "%.1f", 100 * v[1] / v[2] }')
-	read -r lo hi < <(awk -v a="$before" -v b="$one" -v o="$own" -v p="$points" \
-		'BEGIN { lo = a < b ? a : b; hi = a > b ? a : b
-			if (o > hi) hi = o; if (o < lo) lo = o
-			printf "%.1f %.1f\n", lo - p, hi + p }')
-	label="$label: in io() ${share}% of the samples, want $lo..$hi"
-	label+=" (unprofiled beside: $before, $one; the run's own: $own)"
-	if awk -v s="$share" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s >= lo && s <= hi) }'; then
-		say "  ok: $label"
-	else
-		fail "$label"
-		show_file "profile" "$user.folded" 8
-	fi
-}
-
 for user in "${users[@]}"; do
 	say "## $user"
-	run "$user" 999 3 3
-	run "$user" 3999 3 3
-	run "$user" 3999 335 1.2
+	mix_check sysmix syscall_share io "$user" 999 3 3 3
+	mix_check sysmix syscall_share io "$user" 3999 3 3 3
+	mix_check sysmix syscall_share io "$user" 3999 335 1.2 1.2
 done
 
 finish

@@ -31,70 +31,17 @@
 # trace its own children.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=tests/lib/mix.sh
+. "$XP_LIB/mix.sh"
 skip_unless_ptrace
 
 users_self_and_nobody
 
-truth() {
-	sed -n 's/^faultmix: fault_share=\([0-9.]*\) .* faults_per_touch=[0-9.]* mismatches=0$/\1/p' \
-		"$XP_OUT"
-}
-
-# bare BURST: the program's own split, unprofiled, for 2 s, into $one
-bare() {
-	expect_exit 0 "$XP_TARGETS/faultmix" -u "$1" 2
-	one=$(truth)
-	[[ $one ]] || fail_now "bare ${1} us: no truth line in the output: $(cat "$XP_OUT")"
-}
-
-# run USER HZ BURST OVER UNDER: the share of the samples in touch() must
-# lie at most OVER points above and UNDER points below the span of this
-# run's truths: the unprofiled runs just before and just after it, and the
-# profiled run's own.
-run() {
-	local user=$1 hz=$2 burst=$3 over=$4 under=$5 dir=$XP_TMP own share label stats secs=2
-	local before lo hi one
-	local -a pre=()
-	((hz >= 3999)) || secs=6
-	if is_sanitized_build && ((burst < 100)); then
-		over=$(awk -v p="$over" 'BEGIN { print p + 3 }')
-		under=$(awk -v p="$under" 'BEGIN { print p + 3 }')
-	fi
-	if [[ $user == nobody ]]; then
-		dir=$XP_TMP/user
-		pre=("${as_user[@]}")
-	fi
-	label="$user, $hz Hz, ${burst} us bursts"
-	bare "$burst"
-	before=$one
-	expect_exit 0 "${pre[@]}" "$XPROF" record -q -F "$hz" -o "$dir/$user-$hz-$burst.data" \
-		-- "$XP_TARGETS/faultmix" -u "$burst" "$secs"
-	own=$(truth)
-	[[ $own ]] || fail_now "$label: no truth line in the output: $(cat "$XP_OUT")"
-	bare "$burst"
-	expect_exit 0 "$XPROF" report -i "$dir/$user-$hz-$burst.data" --folded --value samples \
-		-o "$user.folded"
-	stats=$(folded_stats "$user.folded" "chain:run;touch")
-	share=$(awk -v s="$stats" 'BEGIN { split(s, v, " "); printf "%.1f", 100 * v[1] / v[2] }')
-	read -r lo hi < <(awk -v a="$before" -v b="$one" -v o="$own" -v over="$over" \
-		-v under="$under" 'BEGIN { lo = a < b ? a : b; hi = a > b ? a : b
-			if (o > hi) hi = o; if (o < lo) lo = o
-			printf "%.1f %.1f\n", lo - under, hi + over }')
-	label="$label: in touch() ${share}% of the samples, want $lo..$hi"
-	label+=" (unprofiled beside: $before, $one; the run's own: $own)"
-	if awk -v s="$share" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s >= lo && s <= hi) }'; then
-		say "  ok: $label"
-	else
-		fail "$label"
-		show_file "profile" "$user.folded" 8
-	fi
-}
-
 for user in "${users[@]}"; do
 	say "## $user"
-	run "$user" 999 3 3 5
-	run "$user" 3999 3 3 5
-	run "$user" 3999 335 1.2 1.2
+	mix_check faultmix fault_share touch "$user" 999 3 3 5
+	mix_check faultmix fault_share touch "$user" 3999 3 3 5
+	mix_check faultmix fault_share touch "$user" 3999 335 1.2 1.2
 done
 
 finish
