@@ -203,6 +203,26 @@ read -ra freqs <<<"$freqs"
 read -ra targets <<<"$targets"
 read -ra tools <<<"$tools"
 configs=(bare "${tools[@]}")
+# The summaries' awk functions: median(LIST), the median of a list of
+# numbers separated by spaces ("" for an empty one); add(KEY, NAME, V)
+# appends V, unless it is "-" or empty, to vals[KEY, NAME].
+bench_awk_lib='
+	function median(list,    a, n, i, j, t) {
+		n = split(list, a, " ")
+		if (!n)
+			return ""
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function add(key, name, v) {
+		if (v != "-" && v != "")
+			vals[key, name] = vals[key, name] " " v
+	}
+'
+
 # Process trees are part 1b (bench/trees.sh); the rest are CPU-bound targets.
 # shellcheck source=bench/trees.sh
 source bench/trees.sh
@@ -633,21 +653,7 @@ echo "total time: $(elapsed "$start" "$(now)") s after calibration" >>"$out/meta
 
 # --- summary --------------------------------------------------------------------
 awk -F'\t' -v OFS='\t' -v targets="${targets[*]}" -v freqs="${freqs[*]}" -v tools="${tools[*]}" \
-	-v ncpu="$ncpu" '
-	function median(list,    a, n, i, j, t) {
-		n = split(list, a, " ")
-		if (!n)
-			return ""
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	function add(key, name, v) {
-		if (v != "-" && v != "")
-			vals[key, name] = vals[key, name] " " v
-	}
+	-v ncpu="$ncpu" "$bench_awk_lib"'
 	FNR == 1 { next }
 	FNR == NR { if ($4 == "bare") bare[$2, $3, $1] = $5; next }
 	$4 != "bare" {

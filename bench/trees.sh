@@ -557,20 +557,10 @@ trees_run() {
 
 # The medians (trees.tsv) and the Markdown tables (trees.md).
 trees_summary() {
-	awk -F'\t' -v OFS='\t' '
-	function median(list,    a, n, i, j, t) {
-		n = split(list, a, " ")
-		if (!n)
-			return "-"
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	function add(key, name, v) {
-		if (v != "-" && v != "")
-			vals[key, name] = vals[key, name] " " v
+	awk -F'\t' -v OFS='\t' "$bench_awk_lib"'
+	function med(list,    m) {
+		m = median(list)
+		return m == "" ? "-" : m
 	}
 	# "least-most" of a list, the spread of the repetitions
 	function range(list,    a, n, i, lo, hi) {
@@ -623,14 +613,14 @@ trees_summary() {
 		for (k = 1; k <= nk; k++) {
 			key = order[k]
 			split(key, p, SUBSEP)
-			line = p[1] OFS p[2] OFS n[key] OFS median(vals[key, "ratio"]) OFS median(vals[key, "work"]) \
-				OFS median(vals[key, "tps"]) OFS median(vals[key, "bare"])
+			line = p[1] OFS p[2] OFS n[key] OFS med(vals[key, "ratio"]) OFS med(vals[key, "work"]) \
+				OFS med(vals[key, "tps"]) OFS med(vals[key, "bare"])
 			for (i = 7; i <= 21; i++)
-				line = line OFS median(vals[key, i])
-			print line, median(vals[key, "acct"]), median(vals[key, "growth"]),
+				line = line OFS med(vals[key, i])
+			print line, med(vals[key, "acct"]), med(vals[key, "growth"]),
 				p[2] == "bare" || p[1] != "forkserver" ? "-" : (srv[key] == "" ? "ok" : srv[key]),
-				range(vals[key, "ratio"]), range(vals[key, "bare"]), median(vals[key, "tfirst"]),
-				median(vals[key, "tlast"]), median(vals[key, "tgrowth"])
+				range(vals[key, "ratio"]), range(vals[key, "bare"]), med(vals[key, "tfirst"]),
+				med(vals[key, "tlast"]), med(vals[key, "tgrowth"])
 		}
 	}' "$out/trees-runs.tsv" "$out/trees-runs.tsv" >"$out/trees.tsv"
 	echo "Process trees at $tree_freq Hz: medians of $tree_reps interleaved repetitions (the order of the tools rotates)." \
