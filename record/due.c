@@ -761,12 +761,14 @@ uint64_t smp_proc_cpu_at_end(struct sampler *s, struct xp_process *p, const stru
 	 * parent has not waited for yet still has its clock, all of it.  Else
 	 * the rusage of its reaping has it, with the children it waited for,
 	 * which are known here when traced (all of them, as parents wait for
-	 * their children): without them.
+	 * their children): without them.  Children not followed
+	 * (--no-follow) are in that rusage too, and nothing here knows their
+	 * time: its clock at its last exit stop is its time then.
 	 */
 	if (x->clock_ok <= 0 || xp_clock_read(x->clock, &ns) || ns < x->clock_at_exit) {
 		all = ru ? xp_timeval_ns(&ru->ru_utime) + xp_timeval_ns(&ru->ru_stime) : 0;
 		ns = all > x->children_ns ? all - x->children_ns : 0;
-		if (ns < x->clock_at_exit)
+		if (ns < x->clock_at_exit || !(s->tr->flags & TRACER_FOLLOW))
 			ns = x->clock_at_exit;
 	}
 	if (parent && parent->tid == p->ppid)

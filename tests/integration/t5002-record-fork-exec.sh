@@ -15,8 +15,10 @@
 #     (main;work) and the forker processes' are parent_work or child_work;
 #     no sample of split's code is put under 'forker', nor the reverse;
 #   - with --no-follow: only the parent is sampled: parent_work is in
-#     >= 90% of the samples, child_work and split's work in none, and the
-#     children still run to a correct finish (same output).
+#     >= 90% of the samples and of the CPU weight (the children it reaps
+#     are in the rusage of its exit, and are not its time), child_work and
+#     split's work in none, and the children still run to a correct
+#     finish (same output).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -60,5 +62,8 @@ assert_samples_at_least "--no-follow: the parent" 500 nofollow.folded
 assert_share_at_least "--no-follow: parent_work" 90 nofollow.folded "chain:main;parent_work"
 assert_share_at_most "--no-follow: no forked child" 0 nofollow.folded frame:child_work
 assert_share_at_most "--no-follow: no exec'd child" 0 nofollow.folded comm:split
+expect_exit 0 "$XPROF" report -i nofollow.data --folded -o nofollow-cpu.folded
+assert_share_at_least "--no-follow: parent_work, of the CPU" 90 nofollow-cpu.folded \
+	"chain:main;parent_work"
 
 finish
