@@ -272,10 +272,16 @@ static bool quiet(const struct smp_thread *x)
 	return x->cpu.off_cpu && x->off_blocked;
 }
 
-/* Not for a tick: stopped, interrupted already, or a copy of xprof before its exec. */
+/*
+ * Not for a tick: stopped, interrupted already, a copy of xprof before its
+ * exec, or past its exit stop: it runs only the kernel's end of its exit
+ * (a process's memory unmapped: ~0.3 ms a backend of a forking server),
+ * which its exit accounts for, and an interrupt there would never stop it.
+ */
 static bool not_for_tick(struct xp_thread *th)
 {
-	return th->state != THREAD_RUNNING || th->interrupt_pending || !th->proc->execed;
+	return th->state != THREAD_RUNNING || th->interrupt_pending || !th->proc->execed ||
+	       smp_thread_of(th)->past_exit_stop;
 }
 
 /*
@@ -292,13 +298,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	bool unsure, read = false, due;
 	int64_t nr;
 
-	/*
-	 * Past its exit stop a thread runs only the kernel's end of it (a
-	 * process's memory unmapped: ~0.3 ms a backend of a forking server),
-	 * which its exit accounts for: an interrupt there would never stop it
-	 * (0.76 failed samples per process on that server).
-	 */
-	if (not_for_tick(th) || x->past_exit_stop) {
+	if (not_for_tick(th)) {
 		p->nunread++; /* into the sum only if needed (smp_find_due) */
 		return false;
 	}
@@ -769,12 +769,13 @@ uint64_t smp_proc_cpu_at_end(struct sampler *s, struct xp_process *p, const stru
 	 * which are known here when traced (all of them, as parents wait for
 	 * their children): without them.  Children not followed
 	 * (--no-follow) are in that rusage too, and nothing here knows their
-	 * time: its clock at its last exit stop is its time then.
+	 * time: its clock at its last exit stop, where one was read, is its
+	 * time then.
 	 */
 	if (x->clock_ok <= 0 || xp_clock_read(x->clock, &ns) || ns < x->clock_at_exit) {
 		all = ru ? xp_timeval_ns(&ru->ru_utime) + xp_timeval_ns(&ru->ru_stime) : 0;
 		ns = all > x->children_ns ? all - x->children_ns : 0;
-		if (ns < x->clock_at_exit || !(s->tr->flags & TRACER_FOLLOW))
+		if (ns < x->clock_at_exit || (!(s->tr->flags & TRACER_FOLLOW) && x->clock_at_exit))
 			ns = x->clock_at_exit;
 	}
 	if (parent && parent->tid == p->ppid)

@@ -5,7 +5,8 @@
 # recording (record/sampler.h): 3,000 /bin/true from a shell loop, the
 # shell reading the recorder's CPU time (its threads' schedstat, through
 # the TracerPid of its own status, with builtins only) at processes 200,
-# 1,200, 1,800 and 2,800.  The recorder's CPU per process over the last
+# 1,200, 1,800 and 2,800.  Its failed samples are few (below).  The
+# recorder's CPU per process over the last
 # thousand is at most 1.5 times that over the first: a step that costs
 # in proportion to everything sampled so far (every pc sorted at each
 # exec, as once) made it 2.2 times.
@@ -47,8 +48,8 @@ assert_within "recorder CPU per process, last thousand / first" \
 
 # A process past its exit stop runs only the kernel's end of it: a tick
 # does not interrupt it there, where it would never stop (record/due.c,
-# past_exit_stop).  Interrupting them, the storm failed 0.08 samples per
-# process (~240); now none but a rare thread killed between tick and stop.
+# not_for_tick): at most 1% of the processes fail a sample (a thread
+# killed between tick and stop).
 expect_exit 0 "$XPROF" report -i storm.data --header-only -o storm.header
 failed=$(awk '$2 == "stat" && $3 == "failed" { print $5 }' storm.header)
 say "# 3,000 execs: ${failed:-?} failed samples"

@@ -10,8 +10,8 @@
 #   as USER (self or nobody: users_self_and_nobody), then unprofiled again;
 #   the share of the samples under run;STEP must lie at most OVER points
 #   above and UNDER points below the span of the three truths (the
-#   KEY=<percent> of PROG's last line).  Runs take 2 s, 6 s below 3999 Hz
-#   for enough samples; in a sanitized build both bounds of bursts under
+#   KEY=<percent> of PROG's line).  The profiled run takes 2 s, 6 s below
+#   3999 Hz for enough samples, the unprofiled ones 2 s; in a sanitized build both bounds of bursts under
 #   100 us are 3 points wider.  PROG runs with TMPDIR in a directory the
 #   user may write.
 
@@ -29,7 +29,7 @@ _mix_bare() {
 
 mix_check() {
 	local prog=$1 key=$2 step=$3 user=$4 hz=$5 burst=$6 over=$7 under=$8
-	local dir=$XP_TMP own share label stats secs=2 before lo hi
+	local dir=$XP_TMP own share label stats secs=2 before lo hi _mix_one
 	local -a pre=()
 	((hz >= 3999)) || secs=6
 	if is_sanitized_build && ((burst < 100)); then

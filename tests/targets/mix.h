@@ -73,7 +73,7 @@ static void mix_calibrate(double us)
  * turns); the number of turns in *@turns, of those left out in
  * *@left_out.  A turn is kept if, what @step counts always aside, it took
  * at most MIX_SLACK_NS more than the usual turn (the running mean of kept
- * ones; the first 256 are all kept, and a 64th left out in a row is kept,
+ * ones; the first 256 are all kept, and the turn after 64 left out in a row is kept,
  * so that a slower machine moves the mean): a stop costs a turn tens of
  * microseconds.  Returns the share of the kept time spent in @step, in
  * percent.
