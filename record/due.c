@@ -281,7 +281,7 @@ static bool quiet(const struct smp_thread *x)
 static bool not_for_tick(struct xp_thread *th)
 {
 	return th->state != THREAD_RUNNING || th->interrupt_pending || !th->proc->execed ||
-	       smp_thread_of(th)->past_exit_stop;
+	       th->exiting;
 }
 
 /*

@@ -337,10 +337,8 @@ static void handle_stop(struct sampler *s, const struct tracer_event *ev, bool w
 		smp_drop_last(s, r);
 	else if (settled)
 		smp_proc_of(s, th->proc)->accounted_ns += r->weight;
-	if (ev->exiting) {
+	if (ev->exiting)
 		account_exit(s, th, t);
-		x->past_exit_stop = true;
-	}
 	/* Where a new thread or process comes from, for its CPU time if it ends unsampled. */
 	if (ev->child && !smp_thread_of(ev->child)->born && s->o->mode == SAMPLER_CPU)
 		smp_take_origin(s, th, ev->child);

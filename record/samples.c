@@ -120,12 +120,6 @@ void smp_exec(struct sampler *s, struct xp_thread *th)
 	p->img = smp_image_new(s, th->proc->pid, true);
 	smp_close_fds(x);
 	x->last_stack_id = 0;
-	/*
-	 * A thread other than the leader that execs takes the leader's tid,
-	 * whose exit stop came first (ptrace(2), "execve(2) under ptrace"):
-	 * the thread known by it runs on.
-	 */
-	x->past_exit_stop = false;
 }
 
 void smp_queue_init(struct sampler *s)

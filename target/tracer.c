@@ -380,6 +380,7 @@ static void handle_exec(struct tracer *t, struct xp_thread *th)
 			i++;
 	}
 	p->execed = true;
+	th->exiting = false; /* a non-leader's exec: its tid was the leader's */
 	procfs_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
 }
 
@@ -472,6 +473,7 @@ int tracer_handle_status_of(struct tracer *t, struct xp_thread *th, pid_t tid, i
 		break;
 	case PTRACE_EVENT_EXIT:
 		ev->exiting = true;
+		th->exiting = true;
 		break;
 	case 0:
 		ev->sig = sig; /* signal-delivery-stop: deliver it on resume */

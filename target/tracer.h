@@ -43,6 +43,12 @@ struct xp_thread {
 	 * exit.  tracer.interrupts_pending counts the threads for which it is set.
 	 */
 	bool interrupt_pending;
+	/*
+	 * Resumed from its exit stop (TRACER_EXIT_STOPS): it runs only the
+	 * kernel's end of its exit and never stops again.  Cleared when a
+	 * non-leader's exec takes its tid (the leader's exit stop comes first).
+	 */
+	bool exiting;
 	bool detaching;
 	void *priv; /* the caller's state for it (the sampler's), see tracer_hooks */
 };

@@ -69,7 +69,6 @@ struct smp_thread {
 	struct smp_path path;
 	bool describe_queued;	 /* the work that describes it is queued (sampler.c) */
 	bool blocked_since;	 /* a tick found it blocked in a call since its last sample */
-	bool past_exit_stop;	 /* resumed from its exit stop (smp_exec clears it) */
 	bool irq_held;		 /* the pending interrupt found it held off its CPU (interrupt.c) */
 	uint64_t irq_time;	 /* when the pending interrupt was issued */
 	uint64_t pending_weight; /* weight of the sample asked for by that interrupt */
