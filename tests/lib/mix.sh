@@ -29,7 +29,7 @@ _mix_bare() {
 
 mix_check() {
 	local prog=$1 key=$2 step=$3 user=$4 hz=$5 burst=$6 over=$7 under=$8
-	local dir=$XP_TMP own share label stats secs=2 before lo hi _mix_one
+	local dir=$XP_TMP own label secs=2 before lo hi fails _mix_one
 	local -a pre=()
 	((hz >= 3999)) || secs=6
 	if is_sanitized_build && ((burst < 100)); then
@@ -52,18 +52,12 @@ mix_check() {
 	_mix_bare "$prog" "$key" "$burst"
 	expect_exit 0 "$XPROF" report -i "$dir/$user-$hz-$burst.data" --folded --value samples \
 		-o "$user.folded"
-	stats=$(folded_stats "$user.folded" "chain:run;$step")
-	share=$(awk -v s="$stats" 'BEGIN { split(s, v, " "); printf "%.1f", 100 * v[1] / v[2] }')
 	read -r lo hi < <(awk -v a="$before" -v b="$_mix_one" -v o="$own" -v over="$over" \
 		-v under="$under" 'BEGIN { lo = a < b ? a : b; hi = a > b ? a : b
 			if (o > hi) hi = o; if (o < lo) lo = o
 			printf "%.1f %.1f\n", lo - under, hi + over }')
-	label="$label: in $step() ${share}% of the samples, want $lo..$hi"
-	label+=" (unprofiled beside: $before, $_mix_one; the run's own: $own)"
-	if awk -v s="$share" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s >= lo && s <= hi) }'; then
-		say "  ok: $label"
-	else
-		fail "$label"
-		show_file "profile" "$user.folded" 8
-	fi
+	fails=$XP_FAILS
+	assert_share_between "$label, in $step() (truths: unprofiled $before, $_mix_one; run $own)" \
+		"$lo" "$hi" "$user.folded" "chain:run;$step"
+	((XP_FAILS == fails)) || show_file "profile" "$user.folded" 8
 }
