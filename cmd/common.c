@@ -279,8 +279,10 @@ void common_print_summary(const struct sampler_opts *o, const struct sampler_sta
 		return;
 	/* What the profile accounts for beside what the traced tree used (sampler.h). */
 	if (o->mode == SAMPLER_CPU && st->tree_cpu_ns)
-		snprintf(cpu, sizeof(cpu), "; %.2f s of CPU in the profile, the tree used %.2f s",
-			 (double)st->weight_total / 1e9, (double)st->tree_cpu_ns / 1e9);
+		snprintf(cpu, sizeof(cpu), "; %.2f s of CPU in the profile, the %s used %.2f s",
+			 (double)st->weight_total / 1e9,
+			 t->flags & TRACER_FOLLOW ? "tree" : "process",
+			 (double)st->tree_cpu_ns / 1e9);
 	else if (o->mode == SAMPLER_CPU)
 		snprintf(cpu, sizeof(cpu), "; %.2f s of CPU in the profile",
 			 (double)st->weight_total / 1e9);

@@ -122,6 +122,7 @@ static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64
 		if (x->born && s->o->mode == SAMPLER_CPU) {
 			uint64_t total = smp_proc_cpu_at_end(s, ev->proc, ru);
 
+			s->loop.ended_cpu_ns += total;
 			if (!x->leader_exit.pending)
 				smp_exit_note_of(ev->proc, 0, t, &x->leader_exit);
 			if (total > x->accounted_ns) {
@@ -800,7 +801,7 @@ static void start(struct sampler *s)
 	xp_debug(1, "open files: up to %lu", ctl_raise_nofile());
 	s->loop.start_cpu = xp_cpu_ns();
 	if (s->o->kind == SAMPLER_ATTACH && t->nprocs &&
-	    !procfs_tree_ticks(t->procs[0]->pid, &s->loop.tree_ticks))
+	    !procfs_tree_ticks(t->procs[0]->pid, t->flags & TRACER_FOLLOW, &s->loop.tree_ticks))
 		s->loop.tree_pid = t->procs[0]->pid;
 	smp_irq_start(s);
 	if (s->o->delay_ns || s->o->start_disabled) {
@@ -822,7 +823,9 @@ static void start(struct sampler *s)
  * launched command's from getrusage once it has ended (its descendants'
  * as far as their parents waited for them, as time(1) shows); an attached
  * process's and its waited-for children's from /proc, at the clock ticks'
- * grain, while it lives.
+ * grain, while it lives.  Without following, the traced process's own:
+ * the children it waits for are in those figures and not in the profile
+ * (a launched command's is its time at its end, as its exit counted it).
  */
 static uint64_t tree_cpu_ns(struct sampler *s)
 {
@@ -831,11 +834,16 @@ static uint64_t tree_cpu_ns(struct sampler *s)
 	uint64_t ticks;
 
 	if (s->o->kind == SAMPLER_RECORD) {
-		if (!s->tr->root_done || getrusage(RUSAGE_CHILDREN, &ru))
+		if (!s->tr->root_done)
+			return 0;
+		if (!(s->tr->flags & TRACER_FOLLOW))
+			return s->loop.ended_cpu_ns;
+		if (getrusage(RUSAGE_CHILDREN, &ru))
 			return 0;
 		return xp_timeval_ns(&ru.ru_utime) + xp_timeval_ns(&ru.ru_stime);
 	}
-	if (!s->loop.tree_pid || tck <= 0 || procfs_tree_ticks(s->loop.tree_pid, &ticks) ||
+	if (!s->loop.tree_pid || tck <= 0 ||
+	    procfs_tree_ticks(s->loop.tree_pid, s->tr->flags & TRACER_FOLLOW, &ticks) ||
 	    ticks < s->loop.tree_ticks)
 		return 0;
 	return (ticks - s->loop.tree_ticks) * (XP_NS_PER_SEC / (uint64_t)tck);

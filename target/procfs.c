@@ -119,7 +119,7 @@ int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid)
 	return 0;
 }
 
-int procfs_parse_tree_ticks(const char *stat, uint64_t *ticks)
+int procfs_parse_tree_ticks(const char *stat, bool children, uint64_t *ticks)
 {
 	const char *p = strrchr(stat, ')');
 	unsigned long long v[4];
@@ -134,18 +134,19 @@ int procfs_parse_tree_ticks(const char *stat, uint64_t *ticks)
 	for (i = 0; i < 4; i++) {
 		if (v[i] > UINT32_MAX * 1024ull) /* no run is that long: not such a line */
 			return -1;
-		*ticks += v[i];
+		if (children || i < 2)
+			*ticks += v[i];
 	}
 	return 0;
 }
 
-int procfs_tree_ticks(pid_t pid, uint64_t *ticks)
+int procfs_tree_ticks(pid_t pid, bool children, uint64_t *ticks)
 {
 	char path[64], buf[1024];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	procfs_read_small(path, buf, sizeof(buf));
-	return procfs_parse_tree_ticks(buf, ticks);
+	return procfs_parse_tree_ticks(buf, children, ticks);
 }
 
 int procfs_parse_task_cpu(const char *stat)

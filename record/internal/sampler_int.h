@@ -305,7 +305,8 @@ struct smp_loop {
 	unsigned long slack;   /* the controller's timer slack before the recording (ns) */
 	bool stopping;	       /* the loop ends at its next turn */
 	pid_t tree_pid;	       /* attach: the process whose tree's CPU time is measured ... */
-	uint64_t tree_ticks;   /* ... its CPU time and its children's at the start (clock ticks) */
+	uint64_t tree_ticks;   /* ... its CPU time (with its children's if followed) at the start */
+	uint64_t ended_cpu_ns; /* CPU time of the processes born traced that ended, each its own */
 	bool switch_now;       /* SIGUSR2 came (--switch-output signal) */
 	struct smp_work *work; /* work[work_head..nwork): left by events, not done yet */
 	unsigned long work_head, nwork, work_alloc;

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	if (procfs_parse_job(text, &state, &pgrp, &tpgid) < -1)
 		abort();
-	if (procfs_parse_tree_ticks(text, &ticks) < -1)
+	if (procfs_parse_tree_ticks(text, true, &ticks) < -1 ||
+	    procfs_parse_tree_ticks(text, false, &ticks) < -1)
 		abort();
 	cpu = procfs_parse_task_cpu(text);
 	if (cpu < -1)

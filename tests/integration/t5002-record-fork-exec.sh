@@ -18,7 +18,9 @@
 #     >= 90% of the samples and of the CPU weight (the children it reaps
 #     are in the rusage of its exit, and are not its time), child_work and
 #     split's work in none, and the children still run to a correct
-#     finish (same output).
+#     finish (same output); the summary line sets the profile's CPU
+#     beside the process's own (1 s), not beside the 3 s its children
+#     added.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -54,8 +56,14 @@ assert_share_at_most "no split code under forker" 0 follow.folded "frame:work|a|
 	comm:forker
 
 say "## --no-follow"
-expect_exit 0 "$XPROF" record -q --no-follow -o nofollow.data -- "$T/forker" 1 "$T/split" 1
+expect_exit 0 "$XPROF" record --no-follow -o nofollow.data -- "$T/forker" 1 "$T/split" 1
 assert_files_equal "--no-follow: output as without xprof" forker.expected "$XP_OUT"
+read -r profile_s process_s < <(sed -n \
+	's/.*; \([0-9.]*\) s of CPU in the profile, the process used \([0-9.]*\) s;.*/\1 \2/p' "$XP_ERR")
+assert_within "--no-follow: the process's CPU in the summary, s" "${process_s:-}" 0.9 1.3
+assert_within "--no-follow: the profile's CPU over the process's" \
+	"$(awk -v p="${profile_s:-0}" -v c="${process_s:-0}" 'BEGIN { if (c > 0) printf "%.3f", p / c }')" \
+	0.95 1.05
 expect_exit 0 "$XPROF" report -i nofollow.data --folded --value samples -o nofollow.folded
 assert_folded_format nofollow.folded
 assert_samples_at_least "--no-follow: the parent" 500 nofollow.folded

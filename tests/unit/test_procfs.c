@@ -175,18 +175,22 @@ static int test_parse_tree_ticks(void)
 	/* utime 100, stime 20, cutime 3, cstime 4 (fields 14-17); a comm with ") (" in it. */
 	T_ASSERT(procfs_parse_tree_ticks("4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 200 0 0 0 "
 					 "100 20 3 4 20 0 1 0 5 100000 300\n",
-					 &n) == 0);
+					 true, &n) == 0);
 	T_EQ_U64(n, 127);
-	T_ASSERT(procfs_parse_tree_ticks("7 (sh) S 1 7 7 0 -1 4194560 1 2 3 4\n", &n) == -1);
-	T_ASSERT(procfs_parse_tree_ticks("7 (sh) S 1 7 7 0 -1 4194560 1 2 3 4 x y z w\n", &n) ==
-		 -1);
+	T_ASSERT(procfs_parse_tree_ticks("4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 200 0 0 0 "
+					 "100 20 3 4 20 0 1 0 5 100000 300\n",
+					 false, &n) == 0);
+	T_EQ_U64(n, 120);
+	T_ASSERT(procfs_parse_tree_ticks("7 (sh) S 1 7 7 0 -1 4194560 1 2 3 4\n", true, &n) == -1);
+	T_ASSERT(procfs_parse_tree_ticks("7 (sh) S 1 7 7 0 -1 4194560 1 2 3 4 x y z w\n", true,
+					 &n) == -1);
 	T_ASSERT(procfs_parse_tree_ticks("7 (sh) S 1 7 7 0 -1 4194560 1 2 3 4 "
 					 "99999999999999999999 0 0 0\n",
-					 &n) == -1);
-	T_ASSERT(procfs_parse_tree_ticks("garbage", &n) == -1);
-	T_ASSERT(procfs_parse_tree_ticks("", &n) == -1);
+					 false, &n) == -1);
+	T_ASSERT(procfs_parse_tree_ticks("garbage", true, &n) == -1);
+	T_ASSERT(procfs_parse_tree_ticks("", false, &n) == -1);
 	/* This process's own: readable, and no less than a moment ago. */
-	T_ASSERT(procfs_tree_ticks(getpid(), &n) == 0);
+	T_ASSERT(procfs_tree_ticks(getpid(), true, &n) == 0);
 	return T_OK;
 }
 
