@@ -39,11 +39,19 @@ bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_r
 	 * own: it is at the call's exit, not where its CPU time went (256
 	 * threads woken from a barrier, stopped while they waited for a CPU,
 	 * put a quarter of the samples at the barrier).  A call that did not
-	 * block (one that uses CPU in the kernel) is sampled where it is.
+	 * block (one that uses CPU in the kernel) is sampled where it is: the
+	 * exit of another call than the one it was found blocked in is one,
+	 * reached through code of its own since (restart_syscall is not: it
+	 * continues a call our stop interrupted).  A forking server's
+	 * postmaster, found in select() at most ticks, spends its CPU in
+	 * fork(); its samples at fork's exit were all taken for the wake from
+	 * select, and 113 of its 128 interrupts in 2 s gave no sample: 14
+	 * samples for 0.22 s of CPU.
 	 */
 	if ((regs->flags & XP_REGS_SYSCALL_EXIT) && x->blocked_since) {
 		x->blocked_since = false;
-		return true;
+		return x->blocked_call < 0 || regs->sys_nr == (uint64_t)x->blocked_call ||
+		       regs->sys_nr == s->arch->syscall.nr_restart;
 	}
 	return false;
 }
@@ -254,8 +262,9 @@ static bool stop_waiting(struct xp_thread *th)
  * the time for the next sample that finds it running.  Until its counters
  * move it is quiet (smp_find_due).
  */
-static void note_blocked(struct smp_thread *x)
+static void note_blocked(struct smp_thread *x, int64_t nr)
 {
+	x->blocked_call = nr;
 	x->blocked_since = true;
 	x->blocks_seen = true;
 	cputime_not_running(&x->cpu);
@@ -318,7 +327,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	if (!due && read && x->cpu.unmoved_reads == 2 && !x->cpu.off_cpu && !x->cpu.on_cpu) {
 		nr = read_blocked(th, &sp, &pc);
 		if (nr >= 0 && !stop_waiting(th))
-			note_blocked(x);
+			note_blocked(x, nr);
 		return false;
 	}
 	if (!due)
@@ -337,7 +346,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	if (nr >= 0) {
 		/* A stop waiting: its time waits for a tick that finds it running. */
 		if (!stop_waiting(th))
-			note_blocked(x);
+			note_blocked(x, nr);
 		return false;
 	}
 	/*
@@ -356,7 +365,10 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 		       smp_others_running(s) > s->irq.place.nr_cpus))
 		where = off_cpu_state(s, th, read ? ss.count : 0);
 	if (where == OFF_WOKEN || (unsure && where != OFF_RUNNING && where != OFF_UNKNOWN)) {
-		x->blocked_since |= where == OFF_WOKEN;
+		if (where == OFF_WOKEN) {
+			x->blocked_since = true;
+			x->blocked_call = -1; /* woken from a call not seen */
+		}
 		cputime_not_running(&x->cpu);
 		x->off_blocked = false;
 		return false;

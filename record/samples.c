@@ -38,7 +38,7 @@ struct smp_thread *smp_thread_of(struct xp_thread *th)
 		x->syscall_fd = -1;
 		x->stat_fd = -1;
 		x->status_fd = SMP_FD_LAZY;
-		x->blocked_nr = x->last_sys_nr = x->restart_nr = -1;
+		x->blocked_nr = x->last_sys_nr = x->restart_nr = x->blocked_call = -1;
 		th->priv = x;
 	}
 	return x;

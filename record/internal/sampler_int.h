@@ -69,6 +69,7 @@ struct smp_thread {
 	struct smp_path path;
 	bool describe_queued;	 /* the work that describes it is queued (sampler.c) */
 	bool blocked_since;	 /* a tick found it blocked in a call since its last sample */
+	int64_t blocked_call;	 /* the call it was last found blocked in, -1: not known */
 	bool irq_held;		 /* the pending interrupt found it held off its CPU (interrupt.c) */
 	uint64_t irq_time;	 /* when the pending interrupt was issued */
 	uint64_t pending_weight; /* weight of the sample asked for by that interrupt */
