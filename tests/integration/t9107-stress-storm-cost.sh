@@ -5,11 +5,10 @@
 # recording (record/sampler.h): 3,000 /bin/true from a shell loop, the
 # shell reading the recorder's CPU time (its threads' schedstat, through
 # the TracerPid of its own status, with builtins only) at processes 200,
-# 1,200, 1,800 and 2,800.  Its failed samples are few (below).  The
-# recorder's CPU per process over the last
+# 1,200, 1,800 and 2,800.  The recorder's CPU per process over the last
 # thousand is at most 1.5 times that over the first: a step that costs
 # in proportion to everything sampled so far (every pc sorted at each
-# exec, as once) made it 2.2 times.
+# exec, as once) made it 2.2 times.  Its failed samples are few (below).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace

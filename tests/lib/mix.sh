@@ -11,9 +11,9 @@
 #   the share of the samples under run;STEP must lie at most OVER points
 #   above and UNDER points below the span of the three truths (the
 #   KEY=<percent> of PROG's line).  The profiled run takes 2 s, 6 s below
-#   3999 Hz for enough samples, the unprofiled ones 2 s; in a sanitized build both bounds of bursts under
-#   100 us are 3 points wider.  PROG runs with TMPDIR in a directory the
-#   user may write.
+#   3999 Hz for enough samples, the unprofiled ones 2 s; in a sanitized
+#   build both bounds of bursts under 100 us are 3 points wider.  PROG
+#   runs with TMPDIR in a directory the user may write.
 
 # _mix_truth PROG KEY: the truth PROG printed into $XP_OUT.
 _mix_truth() {
