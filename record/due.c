@@ -23,7 +23,7 @@
  * CPU mode: whether the stop found @th at a system call that has nothing to
  * do with where its CPU time went; such a stop gives no sample.
  */
-bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs)
+static bool stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs)
 {
 	if (s->o->mode != SAMPLER_CPU)
 		return false;
@@ -54,6 +54,17 @@ bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_r
 		       regs->sys_nr == s->arch->syscall.nr_restart;
 	}
 	return false;
+}
+
+static void path_late(struct sampler *s, struct smp_thread *x, bool late);
+
+bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs)
+{
+	bool in_call = stop_in_call(s, x, regs);
+
+	if (in_call)
+		path_late(s, x, true);
+	return in_call;
 }
 
 /*
@@ -468,14 +479,29 @@ static int thread_cpu(struct xp_thread *th, uint64_t *faults)
  * hold (SMP_PATH_SPELL_MIN samples, doubled each time it comes back within
  * a spell, up to SMP_PATH_SPELL_MAX), and only while its faults are few:
  * a thread that keeps entering the kernel spends a few samples in 4096
- * from any CPU.  Only in CPU mode, and where the registers tell a call's
- * exit (x86-64); elsewhere every thread is interrupted from its own CPU.
+ * from any CPU.
+ * The interrupt from its own CPU comes later (the trigger's wake and its
+ * random pause: ~20-270 us at 999 Hz) than one from any CPU (~10-30 us).
+ * A thread that runs in short bursts between blocks (an event loop that
+ * makes calls as it serves) has often blocked again when it comes: the
+ * stop is in the call it blocked in and gives no sample (smp_stop_in_call),
+ * and the bursts it does reach are the long ones, which then carry the
+ * short ones' time.  50 us bursts of clock_gettime calls between 300 us
+ * sleeps gave 15 samples for 0.31 s of CPU time, and short bursts beside
+ * long ones of the same total time read 3% of it.  So own-CPU stops that
+ * come after the run (SMP_PATH_UNIT each, less half a unit for every
+ * own-CPU outcome) past SMP_PATH_LATE_LIMIT send the thread back to any
+ * CPU, where skids do not move it again for a hold (the spell, doubled at
+ * each such move, up to SMP_PATH_SPELL_MAX samples).  Only in CPU mode,
+ * and where the registers tell a call's exit (x86-64); elsewhere every
+ * thread is interrupted from its own CPU.
  */
 #define SMP_PATH_UNIT	   1024u
 #define SMP_PATH_ALLOW	   (SMP_PATH_UNIT / 64)
 #define SMP_PATH_LIMIT	   (2 * SMP_PATH_UNIT)
 #define SMP_PATH_SPELL_MIN 64u
 #define SMP_PATH_SPELL_MAX 4096u
+#define SMP_PATH_LATE_LIMIT (2 * SMP_PATH_UNIT)
 /* CPU time between two reads of a thread's faults on the cheap path (and the least span). */
 #define SMP_PATH_FAULT_SPAN (16 * 1000 * 1000ull)
 /* tick.window_ns before the first measure: longer than any seen here. */
@@ -567,6 +593,7 @@ static void path_note(struct sampler *s, struct smp_thread *x, const struct xp_r
 		s->tick.window_ns += ((int64_t)window - (int64_t)s->tick.window_ns) / 16;
 	}
 	if (pa->skid_free) {
+		path_late(s, x, false);
 		if (pa->hold)
 			pa->hold--;
 		if (pa->hold || pa->fault_share >= SMP_PATH_ALLOW / 2)
@@ -582,6 +609,11 @@ static void path_note(struct sampler *s, struct smp_thread *x, const struct xp_r
 	pa->cheap++;
 	add = pa->fault_share + (regs->flags & XP_REGS_SYSCALL_EXIT ? SMP_PATH_UNIT : 0);
 	pa->score = pa->score + add > SMP_PATH_ALLOW ? pa->score + add - SMP_PATH_ALLOW : 0;
+	if (pa->late_hold) {
+		pa->late_hold--;
+		pa->score = 0;
+		return;
+	}
 	if (pa->score < SMP_PATH_LIMIT)
 		return;
 	if (!pa->spell)
@@ -592,7 +624,38 @@ static void path_note(struct sampler *s, struct smp_thread *x, const struct xp_r
 		pa->spell = SMP_PATH_SPELL_MIN;
 	pa->skid_free = true;
 	pa->hold = pa->spell;
+	pa->late = 0;
 	s->st->path_own++;
+}
+
+/*
+ * An outcome of @x's interrupt from its own CPU: its stop came after its
+ * run (@late: in the call it blocked in since) or not.  Past
+ * SMP_PATH_LATE_LIMIT it goes back to any CPU for a hold (the path).
+ */
+static void path_late(struct sampler *s, struct smp_thread *x, bool late)
+{
+	struct smp_path *pa = &x->path;
+
+	if (!path_adaptive(s) || !pa->skid_free || !x->irq_held)
+		return;
+	if (late)
+		pa->late += SMP_PATH_UNIT / 2;
+	else
+		pa->late = pa->late > SMP_PATH_UNIT / 2 ? pa->late - SMP_PATH_UNIT / 2 : 0;
+	if (pa->late < SMP_PATH_LATE_LIMIT)
+		return;
+	if (!pa->late_spell)
+		pa->late_spell = SMP_PATH_SPELL_MIN;
+	else if (pa->late_spell < SMP_PATH_SPELL_MAX)
+		pa->late_spell *= 2;
+	pa->late_hold = pa->late_spell;
+	pa->late = 0;
+	pa->skid_free = false;
+	pa->score = 0;
+	pa->cheap = 0;
+	s->st->path_any++;
+	s->st->path_late++;
 }
 
 static void add_due(struct sampler *s, struct xp_thread *th, uint64_t w)

@@ -391,6 +391,7 @@ void emit_stats(struct sampler *s)
 	    {"cpu_moves", st->cpu_moves},
 	    {"path_own", st->path_own},
 	    {"path_any", st->path_any},
+	    {"path_late", st->path_late},
 	    {"irq_path_any", st->irq_path_any},
 	    {"trigger_timeouts", st->trigger_timeouts},
 	    {"trigger_parked", st->trigger_parked},

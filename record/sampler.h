@@ -157,6 +157,7 @@ struct sampler_stats {
 	uint64_t cpu_moves;    /* moves of the controller off a due thread's CPU */
 	uint64_t path_own;     /* moves of a thread to its own CPU's interrupt (due.c) */
 	uint64_t path_any;     /* ... and back to the interrupt from any CPU */
+	uint64_t path_late;    /* ... of those, because its own CPU's came after its runs */
 	uint64_t
 	    irq_path_any; /* interrupts sent from any CPU because the thread's path is (due.c) */
 	uint64_t trigger_timeouts; /* triggers that did not hold their CPU in time */

@@ -57,6 +57,9 @@ struct smp_path {
 	uint32_t cheap;	      /* its samples from any CPU since it last took that path */
 	uint32_t hold;	      /* its samples from its own CPU left before it tries any CPU again */
 	uint32_t spell;	      /* the hold its next move to its own CPU starts */
+	uint32_t late;	      /* its own CPU's interrupts that came after its run, beyond half */
+	uint32_t late_hold;   /* its samples from any CPU left before skids may move it again */
+	uint32_t late_spell;  /* the hold its next move back for lateness starts */
 	bool faults_known;    /* the fields below hold a read of its page faults */
 	uint64_t faults;      /* its page faults at that read ... */
 	uint64_t faults_cpu;  /* ... and its CPU time (cputime.sampled_ns) then */
