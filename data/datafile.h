@@ -31,6 +31,13 @@
 #define DF_HEADER_LEN	 24	     /* bytes of the version-1 file header */
 #define DF_REC_HDR_LEN	 8	     /* u32 type, u32 payload length */
 #define DF_BUILD_ID_MAX	 64	     /* longest build-id a mapping record may carry */
+/*
+ * A process forked without exec runs its parent's mappings as they were at
+ * the fork, without MAPPING records of its own for them; a reader looks an
+ * address up through at most this many forks (doc/data-format.md), and a
+ * writer writes a child's mappings out rather than go deeper.
+ */
+#define DF_FORK_HOPS_MAX 8
 
 /*
  * Record types, one X(NAME, name, number) each: the enum below makes

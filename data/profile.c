@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FORK_HOPS 8
 
 /* Lookup tables of one pid. */
 struct pid_index {
@@ -1203,7 +1202,7 @@ static const struct profile_mapping *find_mapping(const struct profile *p, pid_t
 	/* A forked child that was never given mappings of its own runs its parent's image. */
 	pr = profile_process_at(p, pid, t);
 	if (pr && !(pr->flags & DF_PROC_EXEC) && pr->ppid > 0 && pr->ppid != pid &&
-	    hops < MAX_FORK_HOPS)
+	    hops < DF_FORK_HOPS_MAX)
 		return find_mapping(p, pr->ppid, pr->t, addr, hops + 1);
 	return NULL;
 }

@@ -60,7 +60,7 @@ void addrspace_fork(struct addrspace *as, const struct addrspace *parent)
 	for (i = 0; i < parent->nr; i++) {
 		as->maps[i] = parent->maps[i];
 		as->maps[i].path = xp_strdup(parent->maps[i].path);
-		as->maps[i].fresh = true;
+		as->maps[i].fresh = false;
 	}
 	as->nr = parent->nr;
 	as->fs_known = parent->fs_known;

@@ -37,6 +37,14 @@
  * execs, samples in chain_work.  Output (printed by the last link):
  *   forker: chain end unit=<hex> mismatches=0
  * Readiness: one line, role "chain", from the first link.
+ *
+ * "forker --forks N [MS]": a fork chain.  The process forks a child and
+ * waits for it, the child forks the next, N generations down, none
+ * exec'ing; the last computes MS (default 5) ms in deep_work and exits 0,
+ * each parent exits 0 only if its child did.  Truth: N + 1 processes, one
+ * image, samples in deep_work in the last.  Output (by the first process):
+ *   forker: forks depth=<N> statuses=ok mismatches=0
+ * Readiness: one line, role "forks", from the first process.
  */
 #include "target.h"
 
@@ -51,6 +59,7 @@ TGT_NOINLINE uint64_t child_work(double seconds);
 TGT_NOINLINE uint64_t execed_work(double seconds);
 TGT_NOINLINE uint64_t storm_work(double seconds);
 TGT_NOINLINE uint64_t chain_work(double seconds);
+TGT_NOINLINE uint64_t deep_work(double seconds);
 
 /* The three bodies are kept separate so each process has its own names. */
 #define COMPUTE(seconds)                                                                           \
@@ -106,7 +115,54 @@ uint64_t chain_work(double seconds)
 	return ref;
 }
 
+uint64_t deep_work(double seconds)
+{
+	uint64_t ref = 0, x;
+
+	COMPUTE(seconds);
+	return ref;
+}
+
 static void describe(char *buf, size_t len, int status);
+
+/* --forks N [MS] */
+static int run_forks(int argc, char **argv)
+{
+	double seconds = 0.005;
+	uint64_t ref = deep_work(0);
+	long n, depth;
+	int status;
+	pid_t child;
+
+	if (argc > 4)
+		tgt_die("forker", "usage: forker --forks N [MS]");
+	n = tgt_long_arg("forker", argv[2], 1, 100);
+	if (argc == 4)
+		seconds = (double)tgt_long_arg("forker", argv[3], 0, 60000) / 1000;
+	tgt_ready("forker", "forks");
+	for (depth = 0; depth < n; depth++) {
+		fflush(NULL);
+		child = fork();
+		if (child < 0) {
+			perror("forker: fork");
+			return 2;
+		}
+		if (child) {
+			if (waitpid(child, &status, 0) != child) {
+				perror("forker: waitpid");
+				return 2;
+			}
+			status = WIFEXITED(status) && !WEXITSTATUS(status);
+			if (depth)
+				_exit(status ? 0 : 1);
+			printf("forker: forks depth=%ld statuses=%s mismatches=%lu\n", n,
+			       status ? "ok" : "BAD", mismatches);
+			return status ? 0 : 1;
+		}
+	}
+	/* A different unit value would mean a corrupted register or stack. */
+	_exit(deep_work(seconds) == ref ? 0 : 1);
+}
 
 /* --storm N [MS] */
 static int run_storm(int argc, char **argv)
@@ -249,6 +305,8 @@ int main(int argc, char **argv)
 		return run_storm(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "--chain"))
 		return run_chain(argc, argv);
+	if (argc >= 3 && !strcmp(argv[1], "--forks"))
+		return run_forks(argc, argv);
 	if (argc == 3 && !strcmp(argv[1], "--execed")) {
 		seconds = tgt_seconds_arg("forker", argv[2]);
 		tgt_ready("forker", "execed");

@@ -109,6 +109,12 @@ static const char maps1[] = "7ffd0000-7fff0000 rw-p 00000000 00:00 0 [stack]\n"
 			    "400800-402000 r--p 00000000 00:00 0 overlapping\n"
 			    "600000-601000 rw-p 00000000 00:00 0\n"
 			    "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]";
+/* maps1 and one more executable mapping: what a dlopen adds. */
+static const char maps_more[] = "7ffd0000-7fff0000 rw-p 00000000 00:00 0 [stack]\n"
+				"400000-401000 r-xp 00000000 00:00 0 [code]\n"
+				"500000-501000 r-xp 00000000 00:00 0 [more]\n"
+				"600000-601000 rw-p 00000000 00:00 0\n"
+				"7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]";
 
 static int test_addrspace_text(void)
 {
@@ -148,9 +154,10 @@ static int test_addrspace_text(void)
 }
 
 /*
- * A fork's child starts from its parent's mappings: the same ranges, all
- * to be written for it (fresh), its own copies of the paths; a reload of
- * the same text then finds nothing new.
+ * A fork's child starts from its parent's mappings: the same ranges, none
+ * to be written for it (not fresh: a data file gives a child its parent's),
+ * its own copies of the paths; a reload of the same text finds nothing
+ * new, a reload with a mapping more finds that one.
  */
 static int test_addrspace_fork(void)
 {
@@ -164,7 +171,7 @@ static int test_addrspace_fork(void)
 	addrspace_fork(&child, &parent);
 	T_EQ_U64(child.nr, parent.nr);
 	T_EQ_U64(child.loads, 0);
-	T_ASSERT(child.maps[0].fresh && child.maps[3].fresh);
+	T_ASSERT(!child.maps[0].fresh && !child.maps[3].fresh);
 	T_ASSERT(child.maps[0].path != parent.maps[0].path);
 	T_ASSERT(!strcmp(child.maps[0].path, "[code]"));
 	T_ASSERT(addrspace_is_exec(&child, 0x400123));
@@ -172,6 +179,9 @@ static int test_addrspace_fork(void)
 	T_ASSERT(!strcmp(addrspace_find(&child, 0x7f0000000010)->path, "[vdso]"));
 	T_EQ_U64(addrspace_load_text(&child, maps1), 0);
 	T_ASSERT(!child.maps[0].fresh && !child.maps[3].fresh);
+	T_EQ_U64(addrspace_load_text(&child, maps_more), 0);
+	T_ASSERT(!addrspace_find(&child, 0x400123)->fresh);
+	T_ASSERT(addrspace_find(&child, 0x500123)->fresh);
 	addrspace_release(&child);
 	/* An empty parent gives an empty child. */
 	addrspace_fork(&child, &parent);
