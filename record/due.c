@@ -62,7 +62,13 @@ bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_r
 {
 	bool in_call = stop_in_call(s, x, regs);
 
-	if (in_call)
+	/*
+	 * Asleep in a call the stop interrupts: it blocked again before the
+	 * interrupt came.  Not a call that held it without sleeping so (an
+	 * mmap waiting for the address space's lock, where mapmix's thread is
+	 * found at every other tick): its stop at the exit is not late.
+	 */
+	if (in_call && (regs->flags & XP_REGS_SYSCALL_RESTART))
 		path_late(s, x, true);
 	return in_call;
 }
@@ -484,7 +490,7 @@ static int thread_cpu(struct xp_thread *th, uint64_t *faults)
  * random pause: ~20-270 us at 999 Hz) than one from any CPU (~10-30 us).
  * A thread that runs in short bursts between blocks (an event loop that
  * makes calls as it serves) has often blocked again when it comes: the
- * stop is in the call it blocked in and gives no sample (smp_stop_in_call),
+ * stop interrupts the call it sleeps in and gives no sample (smp_stop_in_call),
  * and the bursts it does reach are the long ones, which then carry the
  * short ones' time.  50 us bursts of clock_gettime calls between 300 us
  * sleeps gave 15 samples for 0.31 s of CPU time, and short bursts beside
