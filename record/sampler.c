@@ -222,6 +222,12 @@ static void describe_thread(struct sampler *s, const struct smp_work *w)
 		comm = creator && smp_thread_of(creator)->em.described
 			   ? smp_thread_of(creator)->em.comm
 			   : th->proc->comm;
+	} else if (th->tid == th->proc->pid && !(w->flags & SMP_WORK_RENAME) && th->proc->comm[0]) {
+		/*
+		 * A process's first thread: the name the tracer read as it found
+		 * the process is that thread's (its first samples read it again).
+		 */
+		comm = th->proc->comm;
 	}
 	emit_thread(s, th, w->t, comm);
 }

@@ -222,6 +222,7 @@ struct smp_image {
 	bool execed;		   /* made by an exec (not its process's first image) */
 	bool forked;		   /* its maps are a copy of the parent's (smp_image_fork) */
 	unsigned int fork_hops;	   /* forks up to an image whose MAPPING records were written */
+	char *exe;		   /* its executable, for its PROCESS record (NULL: not read) */
 	/*
 	 * Its interpreter's reader (interp.h), NULL: none.  Looked for at each
 	 * read of its maps, and at their copy from a fork's parent, until
