@@ -114,17 +114,20 @@ double run(double seconds, mix_step_fn step, unsigned long *turns, unsigned long
 /* The options of @name: -u BURST_US (default 3) and SECONDS (default 3). */
 static void mix_args(const char *name, int argc, char **argv, double *burst, double *seconds)
 {
+	char usage[96];
 	int i;
 
 	*burst = 3;
 	*seconds = 3;
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-u") && i + 1 < argc)
+		if (!strcmp(argv[i], "-u") && i + 1 < argc) {
 			*burst = (double)tgt_long_arg(name, argv[++i], 1, 1000000);
-		else if (i == argc - 1)
+		} else if (i == argc - 1) {
 			*seconds = tgt_seconds_arg(name, argv[i]);
-		else
-			tgt_die(name, "usage: [-u BURST_US] [SECONDS]");
+		} else {
+			snprintf(usage, sizeof(usage), "usage: %s [-u BURST_US] [SECONDS]", name);
+			tgt_die(name, usage);
+		}
 	}
 }
 
