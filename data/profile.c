@@ -1172,11 +1172,14 @@ static const struct profile_mapping *find_mapping(const struct profile *p, pid_t
 
 	if (!pi)
 		return NULL;
-	/* The exec generation @t falls in: [gen_start, gen_end). */
+	/*
+	 * The image @t falls in, [gen_start, gen_end): each PROCESS record
+	 * starts one, an exec or a new process on a reused pid (a forked child
+	 * has no records of its own for what it inherits, and must not find
+	 * those of the pid's earlier process).
+	 */
 	for (i = 0; i < pi->nr_procs; i++) {
 		pr = &p->procs[pi->procs[i]];
-		if (!(pr->flags & DF_PROC_EXEC))
-			continue;
 		if (pr->t <= t)
 			gen_start = pr->t;
 		else if (pr->t < gen_end)
@@ -1197,14 +1200,24 @@ static const struct profile_mapping *find_mapping(const struct profile *p, pid_t
 			after = m;
 		}
 	}
-	if (before || after)
-		return before ? before : after;
-	/* A forked child that was never given mappings of its own runs its parent's image. */
+	if (before)
+		return before;
+	/*
+	 * A forked child runs its parent's image as of the fork where it has
+	 * no mapping of its own yet, before one it made later at the same
+	 * place (a library it replaced).  Not a process found by an attach:
+	 * what it forked from is not in the file.
+	 */
 	pr = profile_process_at(p, pid, t);
-	if (pr && !(pr->flags & DF_PROC_EXEC) && pr->ppid > 0 && pr->ppid != pid &&
-	    hops < DF_FORK_HOPS_MAX)
-		return find_mapping(p, pr->ppid, pr->t, addr, hops + 1);
-	return NULL;
+	if (pr && !(pr->flags & (DF_PROC_EXEC | DF_PROC_ATTACHED)) && pr->ppid > 0 &&
+	    pr->ppid != pid && hops < DF_FORK_HOPS_MAX) {
+		const struct profile_mapping *inherited =
+		    find_mapping(p, pr->ppid, pr->t, addr, hops + 1);
+
+		if (inherited)
+			return inherited;
+	}
+	return after;
 }
 
 const struct profile_mapping *profile_find_mapping(const struct profile *p, pid_t pid, uint64_t t,

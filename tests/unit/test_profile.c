@@ -774,6 +774,19 @@ static int test_find_mapping(void)
 	df_write_mapping(w, 700, 10, 0x5000, 0x7000, 0, 5, "/lib/other.so", NULL, 0);
 	/* pid 20 forks from 10 at t=300 and never gets mappings of its own. */
 	df_write_process(w, 300, 20, 10, 0, "first", "/bin/first");
+	/*
+	 * pid 30 runs /bin/old with a mapping at 0x1000, exits; pid 30 is
+	 * reused at t=400 by a fork of 10, which replaces /lib/late.so's
+	 * place with /lib/own.so at t=800.
+	 */
+	df_write_process(w, 50, 30, 1, DF_PROC_EXEC, "old", "/bin/old");
+	df_write_mapping(w, 50, 30, 0x1000, 0x2000, 0, 5, "/bin/old", NULL, 0);
+	df_write_exit(w, 60, 30, 30, 0);
+	df_write_process(w, 400, 30, 10, 0, "first", "/bin/first");
+	df_write_mapping(w, 800, 30, 0x5000, 0x6000, 0, 5, "/lib/own.so", NULL, 0);
+	/* pid 40, found by an attach, maps 0x1000 only later. */
+	df_write_process(w, 0, 40, 10, DF_PROC_ATTACHED, "att", "/bin/att");
+	df_write_mapping(w, 900, 40, 0x1000, 0x2000, 0, 5, "/bin/att", NULL, 0);
 	/* pid 10 execs at t=1000; the new image maps the same range. */
 	df_write_process(w, 1000, 10, 1, DF_PROC_EXEC, "second", "/bin/second");
 	df_write_mapping(w, 1000, 10, 0x1000, 0x3000, 0, 5, "/bin/second", NULL, 0);
@@ -805,11 +818,19 @@ static int test_find_mapping(void)
 	/* The forked child sees its parent's image as of the fork. */
 	T_EQ_STR(profile_find_mapping(&p, 20, 2000, 0x1800)->path, "/bin/first");
 	T_EQ_STR(profile_find_mapping(&p, 20, 2000, 0x5800)->path, "/lib/late.so");
-	T_ASSERT(!profile_find_mapping(&p, 30, 2000, 0x1800));
+	/* A reused pid: the new process's image, not the old one's. */
+	T_EQ_STR(profile_find_mapping(&p, 30, 55, 0x1800)->path, "/bin/old");
+	T_EQ_STR(profile_find_mapping(&p, 30, 500, 0x1800)->path, "/bin/first");
+	/* Its own later mapping, after it was made; the parent's before. */
+	T_EQ_STR(profile_find_mapping(&p, 30, 900, 0x5800)->path, "/lib/own.so");
+	T_EQ_STR(profile_find_mapping(&p, 30, 500, 0x5800)->path, "/lib/late.so");
+	/* An attached process is not looked up in its parent. */
+	T_EQ_STR(profile_find_mapping(&p, 40, 100, 0x1800)->path, "/bin/att");
+	T_ASSERT(!profile_find_mapping(&p, 50, 2000, 0x1800));
 
 	T_EQ_STR(profile_comm(&p, 10, 999), "first");
 	T_EQ_STR(profile_comm(&p, 10, 1000), "second");
-	T_ASSERT(!profile_comm(&p, 30, 0));
+	T_ASSERT(!profile_comm(&p, 50, 0));
 	T_EQ_U64(profile_process_at(&p, 10, 0)->t, 0);
 	/* Epochs change exactly where pid 10's records are. */
 	T_EQ_U64(profile_epoch(&p, 10, 0), profile_epoch(&p, 10, 499));
