@@ -23,7 +23,7 @@
  * CPU mode: whether the stop found @th at a system call that has nothing to
  * do with where its CPU time went; such a stop gives no sample.
  */
-static bool stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs)
+bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs)
 {
 	if (s->o->mode != SAMPLER_CPU)
 		return false;
@@ -58,19 +58,16 @@ static bool stop_in_call(struct sampler *s, struct smp_thread *x, const struct x
 
 static void path_late(struct sampler *s, struct smp_thread *x, bool late);
 
-bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs)
+void smp_stop_dropped(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs)
 {
-	bool in_call = stop_in_call(s, x, regs);
-
 	/*
 	 * Asleep in a call the stop interrupts: it blocked again before the
 	 * interrupt came.  Not a call that held it without sleeping so (an
 	 * mmap waiting for the address space's lock, where mapmix's thread is
 	 * found at every other tick): its stop at the exit is not late.
 	 */
-	if (in_call && (regs->flags & XP_REGS_SYSCALL_RESTART))
+	if (regs->flags & XP_REGS_SYSCALL_RESTART)
 		path_late(s, x, true);
-	return in_call;
 }
 
 /*
@@ -490,15 +487,16 @@ static int thread_cpu(struct xp_thread *th, uint64_t *faults)
  * random pause: ~20-270 us at 999 Hz) than one from any CPU (~10-30 us).
  * A thread that runs in short bursts between blocks (an event loop that
  * makes calls as it serves) has often blocked again when it comes: the
- * stop interrupts the call it sleeps in and gives no sample (smp_stop_in_call),
+ * stop interrupts the call it sleeps in and gives no sample (smp_stop_dropped),
  * and the bursts it does reach are the long ones, which then carry the
- * short ones' time.  50 us bursts of clock_gettime calls between 300 us
- * sleeps gave 15 samples for 0.31 s of CPU time, and short bursts beside
- * long ones of the same total time read 3% of it.  So own-CPU stops that
- * come after the run (SMP_PATH_UNIT each, less half a unit for every
- * own-CPU outcome) past SMP_PATH_LATE_LIMIT send the thread back to any
- * CPU, where skids do not move it again for a hold (the spell, doubled at
- * each such move, up to SMP_PATH_SPELL_MAX samples).  Only in CPU mode,
+ * short ones' time (t5013: 300 samples per CPU-second, the short bursts
+ * 0.015-0.05 of the time for a truth of 0.49).  So each own-CPU stop that
+ * comes after the run adds half a unit, each on time takes a unit away:
+ * past SMP_PATH_LATE_LIMIT (6 late stops more than twice the timely ones,
+ * which a thread late at one stop in three reaches about never) the
+ * thread goes back to any CPU, where skids do not move it again for a
+ * hold (the spell, doubled at each such move up to SMP_PATH_SPELL_MAX
+ * samples, back to its least once a hold on its own CPU ends on time).  Only in CPU mode,
  * and where the registers tell a call's exit (x86-64); elsewhere every
  * thread is interrupted from its own CPU.
  */
@@ -507,7 +505,7 @@ static int thread_cpu(struct xp_thread *th, uint64_t *faults)
 #define SMP_PATH_LIMIT	   (2 * SMP_PATH_UNIT)
 #define SMP_PATH_SPELL_MIN 64u
 #define SMP_PATH_SPELL_MAX 4096u
-#define SMP_PATH_LATE_LIMIT (2 * SMP_PATH_UNIT)
+#define SMP_PATH_LATE_LIMIT (3 * SMP_PATH_UNIT)
 /* CPU time between two reads of a thread's faults on the cheap path (and the least span). */
 #define SMP_PATH_FAULT_SPAN (16 * 1000 * 1000ull)
 /* tick.window_ns before the first measure: longer than any seen here. */
@@ -607,6 +605,7 @@ static void path_note(struct sampler *s, struct smp_thread *x, const struct xp_r
 		pa->skid_free = false;
 		pa->score = 0;
 		pa->cheap = 0;
+		pa->late_spell = 0; /* its hold ended with its stops on time */
 		s->st->path_any++;
 		return;
 	}
@@ -648,7 +647,7 @@ static void path_late(struct sampler *s, struct smp_thread *x, bool late)
 	if (late)
 		pa->late += SMP_PATH_UNIT / 2;
 	else
-		pa->late = pa->late > SMP_PATH_UNIT / 2 ? pa->late - SMP_PATH_UNIT / 2 : 0;
+		pa->late = pa->late > SMP_PATH_UNIT ? pa->late - SMP_PATH_UNIT : 0;
 	if (pa->late < SMP_PATH_LATE_LIMIT)
 		return;
 	if (!pa->late_spell)

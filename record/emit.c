@@ -73,13 +73,16 @@ void emit_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint6
 	if (x->img->maps_hidden)
 		flags |= DF_PROC_NO_MAPS;
 	/* Once per image: a fork's child has its parent's (smp_image_fork). */
-	if (!x->img->exe) {
+	if (x->img->exe) {
+		snprintf(exe, sizeof(exe), "%s", x->img->exe);
+	} else {
 		procfs_exe(p->pid, exe, sizeof(exe));
-		x->img->exe = xp_strdup(exe);
+		if (exe[0])
+			x->img->exe = xp_strdup(exe);
 	}
 	addrspace_find_fs(as); /* the pid the process sees: as->nspid */
-	if (!failed(s, df_write_process_ns(s->emit.w, t, p->pid, p->ppid, flags, p->comm,
-					   x->img->exe, as->nspid)))
+	if (!failed(s, df_write_process_ns(s->emit.w, t, p->pid, p->ppid, flags, p->comm, exe,
+					   as->nspid)))
 		x->em.described = true;
 }
 

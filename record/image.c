@@ -118,7 +118,7 @@ void smp_image_fork(struct sampler *s, struct xp_process *p, struct smp_image *i
 	img->maps_loaded_at = parent->maps_loaded_at;
 	img->maps_hidden = parent->maps_hidden;
 	/* The same executable: no readlink of its exe (3-8 us a process). */
-	if (parent->exe)
+	if (parent->exe && !img->exe)
 		img->exe = xp_strdup(parent->exe);
 	/*
 	 * The same memory as the parent's: a Python parent makes a Python

@@ -262,6 +262,7 @@ struct raw_sample *smp_take_sample(struct sampler *s, struct xp_thread *th, uint
 	    r->regs.sys_nr != (uint32_t)s->arch->syscall.nr_restart)
 		x->restart_nr = r->regs.sys_nr;
 	if (smp_stop_in_call(s, x, &r->regs)) {
+		smp_stop_dropped(s, x, &r->regs);
 		s->st->dropped_blocked++;
 		return NULL;
 	}

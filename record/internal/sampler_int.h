@@ -222,7 +222,7 @@ struct smp_image {
 	bool execed;		   /* made by an exec (not its process's first image) */
 	bool forked;		   /* its maps are a copy of the parent's (smp_image_fork) */
 	unsigned int fork_hops;	   /* forks up to an image whose MAPPING records were written */
-	char *exe;		   /* its executable, for its PROCESS record (NULL: not read) */
+	char *exe;		   /* its executable, for its PROCESS record (NULL: not known) */
 	/*
 	 * Its interpreter's reader (interp.h), NULL: none.  Looked for at each
 	 * read of its maps, and at their copy from a fork's parent, until
@@ -657,6 +657,11 @@ void smp_find_due(struct sampler *s, uint64_t now);
  * call that has nothing to do with where its CPU time went (no sample).
  */
 bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs);
+/*
+ * A stop that smp_stop_in_call dropped: one that found the thread asleep
+ * again after its own CPU's interrupt counts against that path (due.c).
+ */
+void smp_stop_dropped(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs);
 /*
  * CPU mode, in the stop of sample @r of @th, which is resumed at about
  * @t: the exact weight into @r; false when @r is not worth keeping (the
