@@ -105,9 +105,10 @@ void smp_image_fork(struct sampler *s, struct xp_process *p, struct smp_image *i
 	img->forked = true;
 	/*
 	 * Its mappings are the parent's, which the report looks up through
-	 * the fork: a forking server's backends wrote 40 MAPPING records each,
-	 * 5.5 KB of the data file a process (12 times the rest) for nothing.
-	 * Past the reader's limit of forks, they are written for it.
+	 * the fork (doc/data-format.md): no MAPPING records of its own for
+	 * them (a forking server's backend would write 40, 5.5 KB, twelve
+	 * times the rest of what it costs the file).  Past the reader's limit
+	 * of forks, they are written for it.
 	 */
 	img->fork_hops = parent->fork_hops + 1;
 	if (img->fork_hops > DF_FORK_HOPS_MAX) {
