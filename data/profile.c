@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* Lookup tables of one pid. */
 struct pid_index {
 	pid_t pid;

@@ -487,18 +487,19 @@ static int thread_cpu(struct xp_thread *th, uint64_t *faults)
  * random pause: ~20-270 us at 999 Hz) than one from any CPU (~10-30 us).
  * A thread that runs in short bursts between blocks (an event loop that
  * makes calls as it serves) has often blocked again when it comes: the
- * stop interrupts the call it sleeps in and gives no sample (smp_stop_dropped),
- * and the bursts it does reach are the long ones, which then carry the
- * short ones' time (t5013: 300 samples per CPU-second, the short bursts
- * 0.015-0.05 of the time for a truth of 0.49).  So each own-CPU stop that
- * comes after the run adds half a unit, each on time takes a unit away:
- * past SMP_PATH_LATE_LIMIT (6 late stops more than twice the timely ones,
- * which a thread late at one stop in three reaches about never) the
- * thread goes back to any CPU, where skids do not move it again for a
- * hold (the spell, doubled at each such move up to SMP_PATH_SPELL_MAX
- * samples, back to its least once a hold on its own CPU ends on time).  Only in CPU mode,
- * and where the registers tell a call's exit (x86-64); elsewhere every
- * thread is interrupted from its own CPU.
+ * stop interrupts the call it sleeps in and gives no sample
+ * (smp_stop_dropped), and the bursts it does reach are the long ones,
+ * which then carry the short ones' time (t5013: 300 samples per
+ * CPU-second, the short bursts 0.015-0.05 of the time for a truth of
+ * 0.49).  So each own-CPU stop that comes after the run adds half a unit,
+ * each on time takes a unit away: past SMP_PATH_LATE_LIMIT (6 late stops
+ * more than twice the timely ones, which a thread late at one stop in
+ * three reaches about never) the thread goes back to any CPU, where skids
+ * do not move it again for a hold (the spell, doubled at each such move up
+ * to SMP_PATH_SPELL_MAX samples, back to its least once a hold on its own
+ * CPU ends on time).  Only in CPU mode, and where the registers tell a
+ * call's exit (x86-64); elsewhere every thread is interrupted from its own
+ * CPU.
  */
 #define SMP_PATH_UNIT	   1024u
 #define SMP_PATH_ALLOW	   (SMP_PATH_UNIT / 64)
@@ -573,6 +574,15 @@ static int path_cpu(struct sampler *s, struct xp_thread *th)
 	return -1;
 }
 
+/* @pa's thread goes back to the interrupt from any CPU, its evidence of skids anew. */
+static void path_to_any(struct sampler *s, struct smp_path *pa)
+{
+	pa->skid_free = false;
+	pa->score = 0;
+	pa->cheap = 0;
+	s->st->path_any++;
+}
+
 /*
  * In the stop of a sample of @x that is kept (CPU mode), @window ns after
  * its interrupt: the evidence of a sample from any CPU, and the path of
@@ -602,11 +612,8 @@ static void path_note(struct sampler *s, struct smp_thread *x, const struct xp_r
 			pa->hold--;
 		if (pa->hold || pa->fault_share >= SMP_PATH_ALLOW / 2)
 			return;
-		pa->skid_free = false;
-		pa->score = 0;
-		pa->cheap = 0;
 		pa->late_spell = 0; /* its hold ended with its stops on time */
-		s->st->path_any++;
+		path_to_any(s, pa);
 		return;
 	}
 	if (x->irq_held)
@@ -656,10 +663,7 @@ static void path_late(struct sampler *s, struct smp_thread *x, bool late)
 		pa->late_spell *= 2;
 	pa->late_hold = pa->late_spell;
 	pa->late = 0;
-	pa->skid_free = false;
-	pa->score = 0;
-	pa->cheap = 0;
-	s->st->path_any++;
+	path_to_any(s, pa);
 	s->st->path_late++;
 }
 

@@ -66,19 +66,19 @@ void emit_process(struct sampler *s, struct xp_process *p, uint32_t flags, uint6
 {
 	struct smp_proc *x = smp_proc_of(s, p);
 	struct addrspace *as = &x->img->as;
-	char exe[PATH_MAX];
+	char read_exe[PATH_MAX];
+	const char *exe = x->img->exe;
 
 	if (s->emit.failed)
 		return;
 	if (x->img->maps_hidden)
 		flags |= DF_PROC_NO_MAPS;
 	/* Once per image: a fork's child has its parent's (smp_image_fork). */
-	if (x->img->exe) {
-		snprintf(exe, sizeof(exe), "%s", x->img->exe);
-	} else {
-		procfs_exe(p->pid, exe, sizeof(exe));
-		if (exe[0])
-			x->img->exe = xp_strdup(exe);
+	if (!exe) {
+		procfs_exe(p->pid, read_exe, sizeof(read_exe));
+		exe = read_exe;
+		if (read_exe[0])
+			x->img->exe = xp_strdup(read_exe);
 	}
 	addrspace_find_fs(as); /* the pid the process sees: as->nspid */
 	if (!failed(s, df_write_process_ns(s->emit.w, t, p->pid, p->ppid, flags, p->comm, exe,

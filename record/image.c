@@ -96,13 +96,9 @@ static void probe_interp(struct sampler *s, struct xp_process *p, struct smp_ima
 void smp_image_fork(struct sampler *s, struct xp_process *p, struct smp_image *img,
 		    const struct smp_image *parent)
 {
-	size_t i;
-
 	if (img->execed || img->forked || img->as.loads || img->as.nr || parent->retired ||
 	    !parent->as.nr)
 		return;
-	addrspace_fork(&img->as, &parent->as);
-	img->forked = true;
 	/*
 	 * Its mappings are the parent's, which the report looks up through
 	 * the fork (doc/data-format.md): no MAPPING records of its own for
@@ -110,12 +106,9 @@ void smp_image_fork(struct sampler *s, struct xp_process *p, struct smp_image *i
 	 * times the rest of what it costs the file).  Past the reader's limit
 	 * of forks, they are written for it.
 	 */
-	img->fork_hops = parent->fork_hops + 1;
-	if (img->fork_hops > DF_FORK_HOPS_MAX) {
-		for (i = 0; i < img->as.nr; i++)
-			img->as.maps[i].fresh = true;
-		img->fork_hops = 0;
-	}
+	img->fork_hops = parent->fork_hops < DF_FORK_HOPS_MAX ? parent->fork_hops + 1 : 0;
+	addrspace_fork(&img->as, &parent->as, !img->fork_hops);
+	img->forked = true;
 	img->maps_loaded_at = parent->maps_loaded_at;
 	img->maps_hidden = parent->maps_hidden;
 	/* The same executable: no readlink of its exe (3-8 us a process). */

@@ -50,7 +50,7 @@ static int map_cmp(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-void addrspace_fork(struct addrspace *as, const struct addrspace *parent)
+void addrspace_fork(struct addrspace *as, const struct addrspace *parent, bool fresh)
 {
 	size_t i;
 
@@ -60,7 +60,7 @@ void addrspace_fork(struct addrspace *as, const struct addrspace *parent)
 	for (i = 0; i < parent->nr; i++) {
 		as->maps[i] = parent->maps[i];
 		as->maps[i].path = xp_strdup(parent->maps[i].path);
-		as->maps[i].fresh = false;
+		as->maps[i].fresh = fresh;
 	}
 	as->nr = parent->nr;
 	as->fs_known = parent->fs_known;

@@ -55,14 +55,14 @@ int addrspace_load(struct addrspace *as);
 /*
  * @as (empty) takes the mappings of @parent, the process its process was
  * forked from, without reading /proc: a fork copies the address space as
- * it is, and @parent's maps are what is known of it.  No mapping is
- * 'fresh': a data file gives a forked child its parent's mappings as of
- * the fork (DF_FORK_HOPS_MAX).  Modules are shared, the root is the
- * parent's, the innermost pid found anew where it is not the pid itself.  A pc the copy lacks (the parent mapped it after
- * its last read) makes the recorder read the child's maps as for any
- * process.
+ * it is, and @parent's maps are what is known of it.  Every mapping is
+ * @fresh or none (whether the child's own records are to be written is
+ * the caller's to say).  Modules are shared, the root is the parent's, the
+ * innermost pid found anew where it is not the pid itself.  A pc the copy
+ * lacks (the parent mapped it after its last read) makes the recorder read
+ * the child's maps as for any process.
  */
-void addrspace_fork(struct addrspace *as, const struct addrspace *parent);
+void addrspace_fork(struct addrspace *as, const struct addrspace *parent, bool fresh);
 /* Load from a maps text (tests, fuzzing): same as addrspace_load. */
 int addrspace_load_text(struct addrspace *as, const char *text);
 /* Mapping containing @addr, or NULL. */

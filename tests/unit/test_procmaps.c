@@ -168,7 +168,7 @@ static int test_addrspace_fork(void)
 	T_EQ_U64(addrspace_load_text(&parent, maps1), 0); /* nothing fresh in the parent */
 	T_ASSERT(!parent.maps[0].fresh);
 	addrspace_init(&child, 0, NULL);
-	addrspace_fork(&child, &parent);
+	addrspace_fork(&child, &parent, false);
 	T_EQ_U64(child.nr, parent.nr);
 	T_EQ_U64(child.loads, 0);
 	T_ASSERT(!child.maps[0].fresh && !child.maps[3].fresh);
@@ -184,7 +184,7 @@ static int test_addrspace_fork(void)
 	T_ASSERT(addrspace_find(&child, 0x500123)->fresh);
 	addrspace_release(&child);
 	/* An empty parent gives an empty child. */
-	addrspace_fork(&child, &parent);
+	addrspace_fork(&child, &parent, false);
 	T_EQ_U64(child.nr, 0);
 	T_ASSERT(addrspace_find(&child, 0x400000) == NULL);
 	addrspace_release(&child);
