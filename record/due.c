@@ -195,7 +195,9 @@ bool smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sampl
 		return false;
 	}
 	x->blocked_since = false;
-	path_note(s, x, &r->regs, t > r->t ? t - r->t : 0);
+	/* A stop no interrupt asked for says nothing of the interrupt's path. */
+	if (!x->at_waiting_stop)
+		path_note(s, x, &r->regs, t > r->t ? t - r->t : 0);
 	return true;
 }
 
@@ -271,6 +273,28 @@ static bool stop_waiting(struct xp_thread *th)
 }
 
 /*
+ * @th, due at @now for @w, is in a stop that waits to be collected (a
+ * thread that starts others, at its clone event): that stop gives its
+ * sample when the loop collects it (sampler.c), no interrupt needed.  Its
+ * CPU time went into the call it stopped in, making the thread.  Left
+ * for a tick that finds it running, a creator that the controller keeps
+ * waiting at nearly every clone event got none: on 'churn threads 2 8'
+ * at 9999 Hz with a busy controller, 19 samples for 208 ms of CPU, the
+ * rest in one sample at its exit.
+ */
+static void sample_waiting_stop(struct sampler *s, struct xp_thread *th, uint64_t now, uint64_t w)
+{
+	struct smp_thread *x = smp_thread_of(th);
+
+	x->at_waiting_stop = true;
+	x->irq_time = smp_now(s);
+	x->cpu.wall_sampled = now;
+	x->pending_weight = w;
+	smp_irq_note_sent(s, th->tid);
+	s->st->waiting_stops++;
+}
+
+/*
  * A tick found @x's thread blocked in a call: the CPU time it ran since its
  * last sample was spent elsewhere, not in the call it sits in now.  Keep
  * the time for the next sample that finds it running.  Until its counters
@@ -296,15 +320,16 @@ static bool quiet(const struct smp_thread *x)
 }
 
 /*
- * Not for a tick: stopped, interrupted already, a copy of xprof before its
- * exec, or past its exit stop: it runs only the kernel's end of its exit
- * (a process's memory unmapped: ~0.3 ms a backend of a forking server),
- * which its exit accounts for, and an interrupt there would never stop it.
+ * Not for a tick: stopped, interrupted already (or to be sampled at the
+ * stop it is in), a copy of xprof before its exec, or past its exit stop:
+ * it runs only the kernel's end of its exit (a process's memory unmapped:
+ * ~0.3 ms a backend of a forking server), which its exit accounts for,
+ * and an interrupt there would never stop it.
  */
 static bool not_for_tick(struct xp_thread *th)
 {
-	return th->state != THREAD_RUNNING || th->interrupt_pending || !th->proc->execed ||
-	       th->exiting;
+	return th->state != THREAD_RUNNING || th->interrupt_pending ||
+	       smp_thread_of(th)->at_waiting_stop || !th->proc->execed || th->exiting;
 }
 
 /*
@@ -358,8 +383,9 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	if (nr == PROCFS_GONE)
 		return false;
 	if (nr >= 0) {
-		/* A stop waiting: its time waits for a tick that finds it running. */
-		if (!stop_waiting(th))
+		if (stop_waiting(th))
+			sample_waiting_stop(s, th, now, *w);
+		else
 			note_blocked(x, nr);
 		return false;
 	}

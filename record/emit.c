@@ -366,6 +366,7 @@ void emit_stats(struct sampler *s)
 	    {"samples", st->samples},
 	    {"failed", st->failed},
 	    {"reused_blocked", st->reused},
+	    {"waiting_stops", st->waiting_stops},
 	    {"spin_timeouts", st->spin_timeouts},
 	    {"collect_timeouts", st->collect_timeouts},
 	    {"dropped_blocked", st->dropped_blocked},

@@ -38,6 +38,43 @@ void smp_irq_stop(struct sampler *s)
 void smp_irq_release(struct sampler *s)
 {
 	free(s->irq.visits);
+	free(s->irq.sent);
+}
+
+/* Whether a stop of @th is asked for and not seen yet. */
+static bool sent_pending(struct xp_thread *th)
+{
+	return th->interrupt_pending || smp_thread_of(th)->at_waiting_stop;
+}
+
+void smp_irq_sent_filter(struct sampler *s, bool (*keep)(struct sampler *, pid_t))
+{
+	struct smp_irq *q = &s->irq;
+	unsigned long i, k = 0;
+	struct xp_thread *th;
+
+	/* @keep may handle a stop, and that an exit, which frees its thread. */
+	for (i = 0; i < q->nsent; i++) {
+		th = tracer_find(s->tr, q->sent[i]);
+		if (th && sent_pending(th) && (!keep || keep(s, q->sent[i])))
+			q->sent[k++] = q->sent[i];
+	}
+	q->nsent = k;
+}
+
+/*
+ * The list is cut down to the pending ones when it has grown past twice
+ * the interrupts pending: a thread interrupted at every tick and never
+ * collected by tid stays in it once.
+ */
+void smp_irq_note_sent(struct sampler *s, pid_t tid)
+{
+	struct smp_irq *q = &s->irq;
+
+	if (q->nsent >= 2 * s->tr->interrupts_pending + 64)
+		smp_irq_sent_filter(s, NULL);
+	xp_grow((void **)&q->sent, &q->sent_alloc, q->nsent + 1, sizeof(*q->sent));
+	q->sent[q->nsent++] = tid;
 }
 
 /* Interrupt the due thread @d from where the controller is now (@here: its own CPU). */
@@ -47,6 +84,7 @@ static void interrupt(struct sampler *s, const struct smp_due *d, uint64_t now, 
 
 	if (tracer_interrupt(s->tr, d->th))
 		return;
+	smp_irq_note_sent(s, d->th->tid);
 	x->irq_time = smp_now(s);
 	x->cpu.wall_sampled = now;
 	x->pending_weight = d->weight;

@@ -118,6 +118,7 @@ struct sampler_stats {
 	uint64_t quiet_skips;	 /* cpu mode: schedstat reads left out at ticks (quiet threads) */
 	uint64_t quiet_sweeps;	 /* ... ticks that read a process's quiet threads all the same */
 	uint64_t reused;  /* wall mode: samples of still-blocked threads taken without a stop */
+	uint64_t waiting_stops; /* due threads sampled at a stop that waited to be collected */
 	uint64_t duration_ns; /* how long sampling ran (pauses and --delay not included) */
 	uint64_t weight_total;
 	uint64_t exit_ns;     /* CPU time found at threads' exits that no sample had covered */

@@ -76,6 +76,7 @@ struct smp_thread {
 	bool irq_held;		 /* the pending interrupt found it held off its CPU (interrupt.c) */
 	uint64_t irq_time;	 /* when the pending interrupt was issued */
 	uint64_t pending_weight; /* weight of the sample asked for by that interrupt */
+	bool at_waiting_stop;	 /* ... or by a tick, at a stop that waited (due.c) */
 	int schedstat_fd;	 /* /proc/PID/task/TID/schedstat, -1 if unavailable, or */
 #define SMP_FD_LAZY (-2)	 /* not opened yet: at its first use (most short threads never) */
 	int syscall_fd;		 /* /proc/PID/task/TID/syscall, opened on first use, -1 */
@@ -347,6 +348,13 @@ struct smp_irq {
 	bool collect;	      /* the loop collects a visited CPU's stops before the next visit */
 	struct smp_visit *visits;			 /* this tick's CPUs to visit ... */
 	unsigned long nvisits, next_visit, visits_alloc; /* ... and the next one */
+	/*
+	 * The tids whose stops are asked for (interrupted, or to be sampled at
+	 * a stop that waits) and may not be seen yet: every such thread is
+	 * here, and some whose stop was seen since (dropped as they are met).
+	 */
+	pid_t *sent;
+	unsigned long nsent, sent_alloc;
 };
 
 /* The stack of copy @seq, once unwound (samples.c keeps the last SMP_SEEN). */
@@ -634,6 +642,13 @@ void smp_irq_release(struct sampler *s);
  * interrupts its threads, which it puts in @ths.
  */
 unsigned long smp_interrupt_due(struct sampler *s, uint64_t now, struct xp_thread **ths);
+/* Note @tid in s->irq.sent: a stop of it is asked for. */
+void smp_irq_note_sent(struct sampler *s, pid_t tid);
+/*
+ * Keep of s->irq.sent only the tids whose stops are still to be seen, for
+ * which @keep (when not NULL) says true; it may handle their stops.
+ */
+void smp_irq_sent_filter(struct sampler *s, bool (*keep)(struct sampler *, pid_t));
 bool smp_irq_more(const struct sampler *s);
 unsigned long smp_irq_visit(struct sampler *s, uint64_t now, struct xp_thread **ths);
 
