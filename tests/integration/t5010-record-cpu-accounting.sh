@@ -42,9 +42,12 @@ assert_within "profile CPU / churn's own CPU (${cpu_ms:-?} ms)" \
 	0.95 1.05
 assert_within "summary: profile CPU / the tree's" "$(summary_ratio churn.err)" 0.95 1.05
 expect_exit 0 "$XPROF" report -i churn.data --folded -o churn.folded
+# Most of the workers' time is theirs (about a third of the weight here,
+# 0.24 to 0.37 with the load of the machine; 0.007 when their time was
+# dropped): the bound asks for it to be there, not for its size.
 read -r hits _ total < <(folded_stats churn.folded "chain:...;run_threads;...;\[exited before a sample: churn\]")
 assert_within "workers that ended unsampled, under run_threads: share of the weight" \
-	"$(awk -v h="$hits" -v t="$total" 'BEGIN { if (t > 0) printf "%.3f", h / t }')" 0.25 1
+	"$(awk -v h="$hits" -v t="$total" 'BEGIN { if (t > 0) printf "%.3f", h / t }')" 0.15 1
 
 say "## processes that live between two ticks"
 # shellcheck disable=SC2016 # expanded by the shell it runs
