@@ -651,7 +651,7 @@ static void set_enabled(struct sampler *s, bool on, uint64_t now)
 	}
 	s->loop.enabled_at = now;
 	smp_rebase_threads(s, now);
-	s->loop.next_k = schedule_next_index(s->start_mono, s->period, xp_now_ns());
+	s->loop.next_k = schedule_slot(s->start_mono, s->period, xp_now_ns()) + 1;
 	arm_timer(s);
 }
 
@@ -669,7 +669,11 @@ static void on_timer(struct sampler *s)
 			set_enabled(s, true, smp_now(s));
 		return;
 	}
-	k = schedule_next_index(s->start_mono, s->period, xp_now_ns());
+	/*
+	 * The next tick is in the next slot, or in the slot of now where whole
+	 * slots went by (late ticks): drawn before now, it comes at once.
+	 */
+	k = schedule_slot(s->start_mono, s->period, xp_now_ns());
 	if (k > s->loop.next_k + 1)
 		s->st->late_ticks += k - s->loop.next_k - 1;
 	s->loop.next_k = k > s->loop.next_k ? k : s->loop.next_k + 1;

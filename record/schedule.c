@@ -4,17 +4,12 @@
 
 uint64_t schedule_tick_time(uint64_t start, uint64_t period, uint64_t k, uint32_t rnd)
 {
-	uint64_t span = period / 4; /* jitter in [-period/8, +period/8) */
-	uint64_t j = span ? (uint64_t)(((unsigned __int128)rnd * span) >> 32) : 0;
-
-	return start + k * period + j - span / 2;
+	return start + k * period + (uint64_t)(((unsigned __int128)rnd * period) >> 32);
 }
 
-uint64_t schedule_next_index(uint64_t start, uint64_t period, uint64_t now)
+uint64_t schedule_slot(uint64_t start, uint64_t period, uint64_t now)
 {
-	if (now < start)
-		return 0;
-	return (now - start) / period + 1;
+	return now < start ? 0 : (now - start) / period;
 }
 
 uint32_t schedule_rand(uint64_t *state)

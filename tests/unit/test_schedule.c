@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sampler's schedule maths: tick times stay within +-period/8 of the
- * grid and spread over that window, the next index after a late wake-up,
- * the generator, and stop-time percentiles on known histograms.
+ * The sampler's schedule maths: tick times stay in their slot and spread
+ * over all of it with a uniform phase, the slot of a time, the generator,
+ * and stop-time percentiles on known histograms.
  */
 #include "t.h"
 
@@ -13,52 +13,54 @@ static int test_tick_bounds(void)
 	const uint64_t start = 1000000000ull, period = 1001001; /* 999 Hz */
 	uint64_t k, lo = UINT64_MAX, hi = 0, state = 42;
 
-	/* The extremes of the jitter. */
-	T_EQ_U64(schedule_tick_time(start, period, 3, 0), start + 3 * period - period / 4 / 2);
-	T_ASSERT(schedule_tick_time(start, period, 3, UINT32_MAX) <
-		 start + 3 * period + period / 8);
+	/* The extremes: the start of the slot, and just short of its end. */
+	T_EQ_U64(schedule_tick_time(start, period, 3, 0), start + 3 * period);
+	T_ASSERT(schedule_tick_time(start, period, 3, UINT32_MAX) < start + 4 * period);
 	for (k = 1; k <= 100000; k++) {
-		uint64_t t = schedule_tick_time(start, period, k, schedule_rand(&state));
-		int64_t off = (int64_t)(t - start - k * period);
+		uint64_t off = schedule_tick_time(start, period, k, schedule_rand(&state)) - start -
+			       k * period;
 
-		T_ASSERT(off >= -(int64_t)period / 8 && off < (int64_t)period / 8 + 1);
-		if ((uint64_t)(off + (int64_t)period) < lo)
-			lo = (uint64_t)(off + (int64_t)period);
-		if ((uint64_t)(off + (int64_t)period) > hi)
-			hi = (uint64_t)(off + (int64_t)period);
+		T_ASSERT(off < period);
+		if (off < lo)
+			lo = off;
+		if (off > hi)
+			hi = off;
 	}
-	/* 100,000 draws cover the window to within 1%. */
-	T_ASSERT(lo - (period - period / 8) < period / 400);
-	T_ASSERT((period + period / 8) - hi < period / 400);
-	/* No jitter at all for a period too short to have any. */
-	T_EQ_U64(schedule_tick_time(5, 3, 2, 12345), 11);
+	/* 100,000 draws cover the whole slot to within 1%. */
+	T_ASSERT(lo < period / 100);
+	T_ASSERT(period - hi < period / 100);
+	/* A period of one nanosecond: every tick on its slot. */
+	T_EQ_U64(schedule_tick_time(5, 1, 2, 12345), 7);
 	return T_OK;
 }
 
-static int test_tick_mean(void)
+/*
+ * The phase of a tick within its period is uniform: a tenth of the ticks
+ * in each tenth of the slot, where a burst of periodic work can fall.
+ */
+static int test_tick_phase(void)
 {
 	const uint64_t period = 250000; /* 4 kHz */
-	uint64_t state = 7, k, n = 200000;
-	int64_t sum = 0;
+	uint64_t state = 7, k, n = 200000, bins[10] = {0};
+	unsigned int i;
 
 	for (k = 0; k < n; k++)
-		sum += (int64_t)(schedule_tick_time(0, period, 10, schedule_rand(&state)) -
-				 10 * period);
-	/* Unbiased: the mean offset is within 0.2% of a period of zero. */
-	T_ASSERT(sum / (int64_t)n < (int64_t)period / 500 &&
-		 sum / (int64_t)n > -(int64_t)period / 500);
+		bins[(schedule_tick_time(0, period, 10, schedule_rand(&state)) - 10 * period) * 10 /
+		     period]++;
+	for (i = 0; i < 10; i++)
+		T_ASSERT(bins[i] > n / 10 - n / 100 && bins[i] < n / 10 + n / 100);
 	return T_OK;
 }
 
-static int test_next_index(void)
+static int test_slot(void)
 {
 	const uint64_t start = 1000, period = 100;
 
-	T_EQ_U64(schedule_next_index(start, period, 0), 0);    /* before the start */
-	T_EQ_U64(schedule_next_index(start, period, 1000), 1); /* at the start */
-	T_EQ_U64(schedule_next_index(start, period, 1099), 1);
-	T_EQ_U64(schedule_next_index(start, period, 1100), 2); /* on the grid: the next one */
-	T_EQ_U64(schedule_next_index(start, period, 1550), 6); /* late by 4 ticks */
+	T_EQ_U64(schedule_slot(start, period, 0), 0);	 /* before the start */
+	T_EQ_U64(schedule_slot(start, period, 1000), 0); /* at the start */
+	T_EQ_U64(schedule_slot(start, period, 1099), 0);
+	T_EQ_U64(schedule_slot(start, period, 1100), 1); /* the next slot begins */
+	T_EQ_U64(schedule_slot(start, period, 1550), 5);
 	return T_OK;
 }
 
@@ -142,6 +144,5 @@ static int test_wake_late(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_tick_bounds), T_CASE(test_tick_mean), T_CASE(test_next_index), T_CASE(test_rand),
-       T_CASE(test_hist_fine), T_CASE(test_hist_coarse), T_CASE(test_pause),
-       T_CASE(test_wake_late))
+T_MAIN(T_CASE(test_tick_bounds), T_CASE(test_tick_phase), T_CASE(test_slot), T_CASE(test_rand),
+       T_CASE(test_hist_fine), T_CASE(test_hist_coarse), T_CASE(test_pause), T_CASE(test_wake_late))
