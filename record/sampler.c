@@ -31,8 +31,9 @@
 /* Draw the time of tick s->loop.next_k (s->loop.armed_at), for arm_planned. */
 static void plan_tick(struct sampler *s)
 {
-	s->loop.armed_at = schedule_tick_time(s->start_mono, s->period, s->loop.next_k,
-					      schedule_rand(&s->loop.rnd));
+	s->loop.tick_off =
+	    schedule_tick_offset(s->period, s->loop.tick_off, schedule_rand(&s->loop.rnd));
+	s->loop.armed_at = s->start_mono + s->loop.next_k * s->period + s->loop.tick_off;
 }
 
 /* Arm the timer for CLOCK_MONOTONIC ns @at, 0: disarm it. */
@@ -970,6 +971,8 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	s.start_mono = xp_now_ns();
 	s.period = XP_NS_PER_SEC / (o->freq_hz ? o->freq_hz : 1);
 	s.loop.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	s.loop.tick_off =
+	    (uint64_t)(((unsigned __int128)schedule_rand(&s.loop.rnd) * s.period) >> 32);
 	smp_queue_init(&s);
 	smp_images_init(&s);
 	emit_init(&s, w);

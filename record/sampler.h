@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sampler: the event loop of a recording.  A timerfd ticks at the
- * requested rate, each tick at a random point of its period (so periodic
- * work in the target does not alias with the samples); each tick interrupts
+ * requested rate, its phase wandering at random (so periodic work in the
+ * target does not alias with the samples); each tick interrupts
  * the threads that are due (those that ran since their last sample, in
  * CPU mode), and each resulting stop is used at once: one register read,
  * one bulk copy of the stack (stackcopy.h), resume.  Every ptrace event

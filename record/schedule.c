@@ -2,9 +2,18 @@
 /* Tick times and stop-time histograms (see schedule.h). */
 #include "schedule.h"
 
-uint64_t schedule_tick_time(uint64_t start, uint64_t period, uint64_t k, uint32_t rnd)
+uint64_t schedule_tick_offset(uint64_t period, uint64_t prev, uint32_t rnd)
 {
-	return start + k * period + (uint64_t)(((unsigned __int128)rnd * period) >> 32);
+	uint64_t span = period / 2; /* steps in [-period/4, +period/4) */
+	int64_t off =
+	    (int64_t)prev + (int64_t)(((unsigned __int128)rnd * span) >> 32) - (int64_t)(span / 2);
+
+	/* Reflected at the ends of the period: the walk spreads evenly over it. */
+	if (off < 0)
+		off = -off;
+	if (off >= (int64_t)period)
+		off = 2 * (int64_t)period - off - 1;
+	return (uint64_t)off;
 }
 
 uint64_t schedule_slot(uint64_t start, uint64_t period, uint64_t now)

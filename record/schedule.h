@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sampler's schedule maths, pure and unit-tested (tests/unit/
- * test_schedule.c): tick times with jitter, the slot a time falls in,
+ * test_schedule.c): tick offsets in their period, the slot a time falls in,
  * the pauses before a preemption and when a wake came late, and the
  * histograms of stop times with their percentiles.
  */
@@ -12,15 +12,21 @@
 #include <stdint.h>
 
 /*
- * The time of tick @k of a schedule starting at @start with @period: a
- * point of its slot [@start + @k * @period, @start + (@k + 1) * @period)
- * drawn from @rnd in [0, 2^32), uniformly.  Anywhere in the slot, so that
- * no periodic work in the target keeps its phase away from the ticks: a
- * thread that ran 150 us of each 1.001 ms on an absolute timer, with the
- * ticks within an eighth of a period of the grid, got 3 samples for 170
- * ms of CPU time in most runs.
+ * Tick k of a schedule starting at @start with @period comes at @start +
+ * k * @period + its offset, in [0, @period).  Each offset is the last one
+ * (@prev) moved by a step drawn from @rnd in [0, 2^32) within a quarter
+ * of a period either way, reflected at the ends: two ticks are 0.75 to
+ * 1.25 periods apart, and the phase wanders over the whole period (a few
+ * dozen ticks cross it), so that no periodic work in the target keeps its
+ * phase away from the ticks.  Within an eighth of a period of a fixed
+ * grid, the ticks missed a thread that ran 150 us of each 1.001 ms on an
+ * absolute timer: 3 samples for 170 ms of CPU time in most runs at 999
+ * Hz.  Drawn anywhere in each period instead, two ticks could come
+ * closer than a tick's work takes a slow (sanitized) recorder, and 1 to 3
+ * more points of its samples of sysmix (3999 Hz, as an ordinary user)
+ * went into system calls.
  */
-uint64_t schedule_tick_time(uint64_t start, uint64_t period, uint64_t k, uint32_t rnd);
+uint64_t schedule_tick_offset(uint64_t period, uint64_t prev, uint32_t rnd);
 /* The slot @now is in: the first tick index whose slot has not ended (0 before @start). */
 uint64_t schedule_slot(uint64_t start, uint64_t period, uint64_t now);
 /* Next value of the xorshift64* generator in *@state (never 0), its top 32 bits. */

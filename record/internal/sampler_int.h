@@ -292,6 +292,7 @@ struct smp_loop {
 			     * tick: that of the next, drawn before the tick's stops) */
 	uint64_t woke_late; /* ns from armed_at to the controller's wake at its expiry */
 	uint64_t rnd;	    /* the ticks' jitter */
+	uint64_t tick_off;  /* the last tick's offset in its period (schedule_tick_offset) */
 	int sigfd, timerfd;
 	uint64_t last_status;
 	bool status_shown; /* the status line is on the terminal (not erased) */

@@ -8,9 +8,10 @@
 # against such a loop: they never meet its runs, or always do.  With the
 # ticks within an eighth of a period of the grid, most runs got 3 to 5
 # samples for its 0.15 s of CPU, and timed_burst's share of the weight
-# read 0 in some (the time went to the exit).  Each tick is now anywhere
-# in its period (record/schedule.h).  Three runs, each:
-#   - at least 500 samples per second of timed_burst's CPU time (820 here);
+# read 0 in some (the time went to the exit).  The ticks' phase now
+# wanders over the whole period (record/schedule.h).  Three runs, each:
+#   - at least 300 samples per second of timed_burst's CPU time (560-960
+#     here in 13 runs; 20-27 when missed);
 #   - timed_burst holds at least 90% of the weight (99% here).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
@@ -29,7 +30,7 @@ for n in 1 2 3; do
 	read -r hits _ total < <(folded_stats "run$n.folded" frame:timed_burst)
 	assert_within "run $n: samples per second of timed_burst's CPU ($samples for ${timed:-?} s)" \
 		"$(awk -v n="${samples:-0}" -v c="${timed:-0}" 'BEGIN { if (c > 0) printf "%.0f", n / c }')" \
-		500 1500
+		300 1500
 	assert_within "run $n: timed_burst's share of the weight" \
 		"$(awk -v h="${hits:-0}" -v t="${total:-0}" 'BEGIN { if (t > 0) printf "%.3f", h / t }')" \
 		0.9 1

@@ -1,54 +1,66 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sampler's schedule maths: tick times stay in their slot and spread
- * over all of it with a uniform phase, the slot of a time, the generator,
- * and stop-time percentiles on known histograms.
+ * The sampler's schedule maths: tick offsets stay in their period, apart
+ * by 0.75 to 1.25 periods, and spread over all of it; the slot of a time,
+ * the generator, and stop-time percentiles on known histograms.
  */
 #include "t.h"
 
 #include "schedule.h"
 
-static int test_tick_bounds(void)
+/*
+ * Offsets stay in the period, two ticks are 0.75 to 1.25 periods apart,
+ * and the offsets cover the period evenly: a tenth of them in each tenth.
+ */
+static int test_tick_walk(void)
 {
-	const uint64_t start = 1000000000ull, period = 1001001; /* 999 Hz */
-	uint64_t k, lo = UINT64_MAX, hi = 0, state = 42;
+	const uint64_t period = 1001001; /* 999 Hz */
+	uint64_t k, n = 200000, off = 0, prev = 0, t, state = 42, bins[10] = {0};
+	unsigned int i;
 
-	/* The extremes: the start of the slot, and just short of its end. */
-	T_EQ_U64(schedule_tick_time(start, period, 3, 0), start + 3 * period);
-	T_ASSERT(schedule_tick_time(start, period, 3, UINT32_MAX) < start + 4 * period);
-	for (k = 1; k <= 100000; k++) {
-		uint64_t off = schedule_tick_time(start, period, k, schedule_rand(&state)) - start -
-			       k * period;
-
+	for (k = 1; k <= n; k++) {
+		off = schedule_tick_offset(period, off, schedule_rand(&state));
 		T_ASSERT(off < period);
-		if (off < lo)
-			lo = off;
-		if (off > hi)
-			hi = off;
+		t = k * period + off;
+		T_ASSERT(k == 1 ||
+			 (t - prev >= period - period / 4 && t - prev <= period + period / 4));
+		bins[off * 10 / period]++;
+		prev = t;
 	}
-	/* 100,000 draws cover the whole slot to within 1%. */
-	T_ASSERT(lo < period / 100);
-	T_ASSERT(period - hi < period / 100);
-	/* A period of one nanosecond: every tick on its slot. */
-	T_EQ_U64(schedule_tick_time(5, 1, 2, 12345), 7);
+	for (i = 0; i < 10; i++)
+		T_ASSERT(bins[i] > n / 10 - n / 100 && bins[i] < n / 10 + n / 100);
+	return T_OK;
+}
+
+/* The steps' extremes, and the reflections at both ends of the period. */
+static int test_tick_steps(void)
+{
+	const uint64_t period = 1000;
+
+	T_EQ_U64(schedule_tick_offset(period, 500, 0), 250);
+	T_ASSERT(schedule_tick_offset(period, 500, UINT32_MAX) < 750);
+	T_ASSERT(schedule_tick_offset(period, 500, UINT32_MAX) >= 749);
+	T_EQ_U64(schedule_tick_offset(period, 100, 0), 150);	      /* -150, reflected */
+	T_EQ_U64(schedule_tick_offset(period, 900, UINT32_MAX), 850); /* 1149, reflected */
+	/* A period too short for steps: the offset stays. */
+	T_EQ_U64(schedule_tick_offset(1, 0, 12345), 0);
 	return T_OK;
 }
 
 /*
- * The phase of a tick within its period is uniform: a tenth of the ticks
- * in each tenth of the slot, where a burst of periodic work can fall.
+ * A walk started anywhere crosses the period within a few dozen ticks: a
+ * loop in step with the ticks meets them at every phase within 1,000.
  */
-static int test_tick_phase(void)
+static int test_tick_mixing(void)
 {
-	const uint64_t period = 250000; /* 4 kHz */
-	uint64_t state = 7, k, n = 200000, bins[10] = {0};
-	unsigned int i;
+	const uint64_t period = 1001001;
+	uint64_t state = 7, off = 0, k, seen = 0;
 
-	for (k = 0; k < n; k++)
-		bins[(schedule_tick_time(0, period, 10, schedule_rand(&state)) - 10 * period) * 10 /
-		     period]++;
-	for (i = 0; i < 10; i++)
-		T_ASSERT(bins[i] > n / 10 - n / 100 && bins[i] < n / 10 + n / 100);
+	for (k = 0; k < 1000; k++) {
+		off = schedule_tick_offset(period, off, schedule_rand(&state));
+		seen |= 1ull << (off * 20 / period);
+	}
+	T_EQ_U64(seen, (1ull << 20) - 1);
 	return T_OK;
 }
 
@@ -144,5 +156,6 @@ static int test_wake_late(void)
 	return T_OK;
 }
 
-T_MAIN(T_CASE(test_tick_bounds), T_CASE(test_tick_phase), T_CASE(test_slot), T_CASE(test_rand),
-       T_CASE(test_hist_fine), T_CASE(test_hist_coarse), T_CASE(test_pause), T_CASE(test_wake_late))
+T_MAIN(T_CASE(test_tick_walk), T_CASE(test_tick_steps), T_CASE(test_tick_mixing), T_CASE(test_slot),
+       T_CASE(test_rand), T_CASE(test_hist_fine), T_CASE(test_hist_coarse), T_CASE(test_pause),
+       T_CASE(test_wake_late))
