@@ -34,6 +34,14 @@ void procfs_comm(pid_t pid, pid_t tid, char *out, size_t len)
 	out[strcspn(out, "\n")] = 0;
 }
 
+void procfs_comm_fd(int fd, char *out, size_t len)
+{
+	ssize_t n = fd >= 0 ? pread(fd, out, len - 1, 0) : -1;
+
+	out[n > 0 ? n : 0] = 0;
+	out[strcspn(out, "\n")] = 0;
+}
+
 pid_t procfs_tracer(pid_t pid)
 {
 	char path[64], line[256];

@@ -18,6 +18,9 @@
 /* /proc/@pid/task/@tid/comm without its newline into @out; "" when unreadable. */
 void procfs_comm(pid_t pid, pid_t tid, char *out, size_t len);
 
+/* The same from @fd, that file kept open (procfs_open_task); "" when unreadable. */
+void procfs_comm_fd(int fd, char *out, size_t len);
+
 /* Tgid and PPid of @tid from /proc/@tid/status.  0, or -errno (-EINVAL if missing). */
 int procfs_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid);
 

@@ -5,7 +5,7 @@
 # every format: --tid keeps one thread (same sample count in flat, tree,
 # folded, flame graph and pprof), --pid and --comm of the process keep
 # everything, names that match nothing are an error (exit 1), --per-thread
-# puts comm/tid at the root.
+# puts comm/tid at the root, with the names the threads gave themselves.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
@@ -63,6 +63,15 @@ ntid=$(cut -d';' -f1 threads.folded | sort -u | wc -l)
 assert_within "threads seen" "$ntid" 3 4
 nidle=$(awk '/^idle\// { n += $NF } END { print n + 0 }' threads.folded)
 assert_within "samples of the idle thread" "$nidle" 0 3
+# The workers name themselves as they start (shares-1, shares-2; the first
+# thread works as worker 0 under the process's name), after their thread
+# records were written with the name they inherited: their samples carry
+# their own names (the recorder reads the names again at each thread's
+# first samples).
+named=$(grep -o '^shares-[0-9]*/' threads.folded | sort -u | tr -d '\n')
+[[ $named == shares-1/shares-2/ ]] || fail "workers under their own names: '$named', expected shares-1/ and shares-2/"
+inherited=$(awk -F'[/;]' '$1 == "shares" { print $2 }' threads.folded | sort -u | wc -l)
+[[ $inherited == 1 ]] || fail "$inherited threads under the inherited name 'shares', expected only the first"
 bad=$(grep -Evc '^[^;/]+/[0-9]+;' threads.folded || true)
 [[ $bad == 0 ]] || fail "$bad folded lines without a comm/tid root"
 pid=$(cut -d';' -f1 threads.folded | sed 's|.*/||' | sort -n | head -n1)

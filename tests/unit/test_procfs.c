@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -323,6 +324,18 @@ static int test_self(void)
 
 	procfs_comm(pid, pid, comm, sizeof(comm));
 	T_EQ_STR(comm, "test_procfs");
+	/* The file kept open reads the name in force at each read. */
+	fd = procfs_open_task(pid, pid, "comm");
+	T_ASSERT(fd >= 0);
+	procfs_comm_fd(fd, comm, sizeof(comm));
+	T_EQ_STR(comm, "test_procfs");
+	T_EQ_U64(prctl(PR_SET_NAME, "renamed"), 0);
+	procfs_comm_fd(fd, comm, sizeof(comm));
+	T_EQ_STR(comm, "renamed");
+	T_EQ_U64(prctl(PR_SET_NAME, "test_procfs"), 0);
+	close(fd);
+	procfs_comm_fd(-1, comm, sizeof(comm));
+	T_EQ_STR(comm, "");
 	T_EQ_U64(procfs_status_ids(pid, &tgid, &ppid), 0);
 	T_EQ_U64(tgid, pid);
 	T_EQ_U64(ppid, getppid());
