@@ -110,6 +110,12 @@ void smp_image_fork(struct sampler *s, struct xp_process *p, struct smp_image *i
 	addrspace_fork(&img->as, &parent->as, !img->fork_hops);
 	img->forked = true;
 	img->maps_loaded_at = parent->maps_loaded_at;
+	/*
+	 * A file mapped over a known one since is the parent's as well, and
+	 * was looked for there: the child's first sample need not (one
+	 * readlink, ~5 us, in each of a forking server's backends).
+	 */
+	img->stale_checked_at = parent->stale_checked_at;
 	img->maps_hidden = parent->maps_hidden;
 	/* The same executable: no readlink of its exe (3-8 us a process). */
 	if (parent->exe && !img->exe)
