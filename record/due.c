@@ -351,6 +351,7 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 		return false;
 	}
 	if (s->o->mode == SAMPLER_CPU) {
+		p->nread++;
 		read = !read_schedstat(s, th, &ss);
 		if (read)
 			p->known_ns += ss.cpu_ns;
@@ -445,7 +446,7 @@ static struct smp_proc *tick_proc(struct sampler *s, struct xp_process *proc)
 	s->tick.procs[s->tick.nprocs++] = proc;
 	p->tick = s->st->ticks;
 	p->known_ns = 0;
-	p->nquiet = p->nskipped = p->nunread = 0;
+	p->nquiet = p->nskipped = p->nread = p->nunread = 0;
 	p->filled = p->sweep = false;
 	p->unknown =
 	    s->o->mode != SAMPLER_CPU || !had_quiet || !proc_clock(p, proc->pid, &p->clock_ns);
@@ -727,11 +728,15 @@ static bool rest_exact(struct smp_proc *p, pid_t pid)
  * since may run without moving it yet (until the kernel's tick or a
  * switch); more tasks runnable on the machine than threads of ours that
  * may run may be such a one.  And at least every SMP_QUIET_SWEEP_NS.
+ * With none of its counters read at this tick (a make or a shell waiting
+ * for its children), the clock read at its start is the snapshot: a
+ * second read would only see a move that the next tick sees (a build
+ * read its processes' clocks 6 times per sample, about half of them so).
  */
 static void check_quiet(struct sampler *s, struct smp_proc *p, pid_t pid, uint64_t now)
 {
 	uint64_t rest = p->clock_ns - p->known_ns;
-	bool exact = rest_exact(p, pid);
+	bool exact = p->nread ? rest_exact(p, pid) : known_all(p);
 	long others;
 
 	if (p->nskipped) {
@@ -816,6 +821,7 @@ void smp_find_due(struct sampler *s, uint64_t now)
 		p = tick_proc(s, th->proc);
 		if (!p->filled || !not_for_tick(th))
 			continue;
+		p->nread++;
 		if (!read_schedstat(s, th, &ss))
 			p->known_ns += ss.cpu_ns;
 		else

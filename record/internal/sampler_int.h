@@ -195,6 +195,7 @@ struct smp_proc {
 	bool unknown;		/* clock unread, or a counter unreadable: known_ns is not all */
 	unsigned long nquiet;	/* its quiet threads at this tick ... */
 	unsigned long nskipped; /* ... those left out */
+	unsigned long nread;	/* its threads' counters read at this tick */
 	unsigned long nunread;	/* its threads not for this tick (not in known_ns ... */
 	bool filled;		/* ... unless read for it all the same) */
 	bool sweep;		/* this tick reads the quiet threads it left out */
