@@ -152,6 +152,7 @@ static struct xp_thread *add_thread(struct tracer *t, struct xp_process *p, pid_
 	t->threads[i] = th;
 	t->nthreads++;
 	p->nr_threads++;
+	p->threads_seen++;
 	t->threads_seen++;
 	return th;
 }

@@ -58,6 +58,7 @@ struct xp_process {
 	bool execed; /* has run an image of its own (not a copy of xprof) */
 	bool exited;
 	unsigned nr_threads;
+	unsigned threads_seen; /* threads it has had while traced, these included */
 	char comm[17];
 	void *priv; /* the caller's state for it, see tracer_hooks */
 };
