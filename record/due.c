@@ -195,9 +195,7 @@ bool smp_settle_weight(struct sampler *s, struct xp_thread *th, struct raw_sampl
 		return false;
 	}
 	x->blocked_since = false;
-	/* A stop no interrupt asked for says nothing of the interrupt's path. */
-	if (!x->at_waiting_stop)
-		path_note(s, x, &r->regs, t > r->t ? t - r->t : 0);
+	path_note(s, x, &r->regs, t > r->t ? t - r->t : 0);
 	return true;
 }
 
@@ -621,7 +619,8 @@ static void path_note(struct sampler *s, struct smp_thread *x, const struct xp_r
 	struct smp_path *pa = &x->path;
 	uint32_t add;
 
-	if (!path_adaptive(s))
+	/* A stop no interrupt asked for says nothing of the interrupt's path. */
+	if (!path_adaptive(s) || x->at_waiting_stop)
 		return;
 	/*
 	 * A thread that waited for a CPU stops long after its interrupt, but
@@ -676,7 +675,7 @@ static void path_late(struct sampler *s, struct smp_thread *x, bool late)
 {
 	struct smp_path *pa = &x->path;
 
-	if (!path_adaptive(s) || !pa->skid_free || !x->irq_held)
+	if (!path_adaptive(s) || !pa->skid_free || !x->irq_held || x->at_waiting_stop)
 		return;
 	if (late)
 		pa->late += SMP_PATH_UNIT / 2;
