@@ -66,12 +66,17 @@ assert_within "samples of the idle thread" "$nidle" 0 3
 # The workers name themselves as they start (shares-1, shares-2; the first
 # thread works as worker 0 under the process's name), after their thread
 # records were written with the name they inherited: their samples carry
-# their own names (the recorder reads the names again at each thread's
-# first samples).
+# their own names, since the recorder reads the names again at each
+# thread's first samples.  A tick may take a worker in the microseconds
+# before it renames itself: a sample or two each under the inherited name
+# is that; without the early reads it keeps it for ~1,000 samples, until
+# the names are read again a second later.
 named=$(grep -o '^shares-[0-9]*/' threads.folded | sort -u | tr -d '\n')
 [[ $named == shares-1/shares-2/ ]] || fail "workers under their own names: '$named', expected shares-1/ and shares-2/"
-inherited=$(awk -F'[/;]' '$1 == "shares" { print $2 }' threads.folded | sort -u | wc -l)
-[[ $inherited == 1 ]] || fail "$inherited threads under the inherited name 'shares', expected only the first"
+first=$(cut -d';' -f1 threads.folded | sed 's|.*/||' | sort -n | head -n1)
+inherited=$(awk -v first="$first" '{ split($1, r, "[/;]") }
+	r[1] == "shares" && r[2] != first { n += $NF } END { print n + 0 }' threads.folded)
+assert_within "workers' samples under the inherited name 'shares'" "$inherited" 0 4
 bad=$(grep -Evc '^[^;/]+/[0-9]+;' threads.folded || true)
 [[ $bad == 0 ]] || fail "$bad folded lines without a comm/tid root"
 pid=$(cut -d';' -f1 threads.folded | sed 's|.*/||' | sort -n | head -n1)
