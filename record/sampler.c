@@ -981,8 +981,7 @@ int sampler_run(struct tracer *t, struct df_writer *w, const struct sampler_opts
 	s.start_mono = xp_now_ns();
 	s.period = XP_NS_PER_SEC / (o->freq_hz ? o->freq_hz : 1);
 	s.loop.rnd = s.start_mono ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
-	s.loop.tick_off =
-	    (uint64_t)(((unsigned __int128)schedule_rand(&s.loop.rnd) * s.period) >> 32);
+	s.loop.tick_off = schedule_scale(schedule_rand(&s.loop.rnd), s.period);
 	smp_queue_init(&s);
 	smp_images_init(&s);
 	emit_init(&s, w);

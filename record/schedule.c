@@ -5,8 +5,7 @@
 uint64_t schedule_tick_offset(uint64_t period, uint64_t prev, uint32_t rnd)
 {
 	uint64_t span = period / 2; /* steps in [-period/4, +period/4) */
-	int64_t off =
-	    (int64_t)prev + (int64_t)(((unsigned __int128)rnd * span) >> 32) - (int64_t)(span / 2);
+	int64_t off = (int64_t)prev + (int64_t)schedule_scale(rnd, span) - (int64_t)(span / 2);
 
 	/* Reflected at the ends of the period: the walk spreads evenly over it. */
 	if (off < 0)
@@ -32,7 +31,7 @@ uint32_t schedule_rand(uint64_t *state)
 
 uint64_t schedule_pause_ns(uint64_t *rnd, uint64_t span)
 {
-	return SAMPLER_MOVE_PAUSE_NS + (uint64_t)(((unsigned __int128)schedule_rand(rnd) * span) >> 32);
+	return SAMPLER_MOVE_PAUSE_NS + schedule_scale(schedule_rand(rnd), span);
 }
 
 bool schedule_wake_late(uint64_t late, uint64_t mean)

@@ -32,6 +32,12 @@ uint64_t schedule_slot(uint64_t start, uint64_t period, uint64_t now);
 /* Next value of the xorshift64* generator in *@state (never 0), its top 32 bits. */
 uint32_t schedule_rand(uint64_t *state);
 
+/* @rnd in [0, 2^32) scaled to [0, @span): a uniform draw from schedule_rand. */
+static inline uint64_t schedule_scale(uint32_t rnd, uint64_t span)
+{
+	return (uint64_t)(((unsigned __int128)rnd * span) >> 32);
+}
+
 #define SAMPLER_MOVE_PAUSE_NS 20000 /* after moving to a thread's CPU, before interrupting it */
 #define SAMPLER_WAKE_LATE_NS 30000  /* a wake on a thread's CPU later than this may be retried */
 #define SAMPLER_WAKE_RETRIES 3	    /* at most this many times per CPU and tick */
