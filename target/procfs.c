@@ -27,11 +27,11 @@ static size_t procfs_read_small(const char *path, char *buf, size_t len)
 
 void procfs_comm(pid_t pid, pid_t tid, char *out, size_t len)
 {
-	char path[80];
+	int fd = procfs_open_task(pid, tid, "comm");
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	procfs_read_small(path, out, len);
-	out[strcspn(out, "\n")] = 0;
+	procfs_comm_fd(fd, out, len);
+	if (fd >= 0)
+		close(fd);
 }
 
 void procfs_comm_fd(int fd, char *out, size_t len)
