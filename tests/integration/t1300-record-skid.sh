@@ -20,10 +20,15 @@
 # runs just before and after it; they agree within 1-3 points, and one
 # run's samples (perf's too: perf record -e cpu-clock, in the same run)
 # within 1.5 of its own.  Bounds, as root and as an ordinary user: 3
-# points beyond the span of the three truths with 3 us bursts, 1.2 with
-# 335 us bursts (truth under 1%; a skid gave 2.3%; as nobody 0.1-0.3
-# points over the span in 6 runs, 2 of them sanitized).  999 Hz runs take
-# 6 s, for enough samples.  A sanitized
+# points beyond the span of the three truths with 3 us bursts.  With
+# 335 us bursts (truth under 1%) a call begins inside an interrupt's
+# window from any CPU in about 1 sample of 100 (io() read 1.4-1.5% for a
+# truth of 0.5, with and without --interrupt-from-any-cpu), which is under
+# the share of stops at a call's exit the path allows a thread before it
+# moves to its own CPU (1/64, record/due.c): the bound is that allowance,
+# 1.6 points, beyond the span, and 0.4 (three standard deviations of
+# ~8,000 samples) for the sampling; below it, 1.2.  999 Hz runs take 6 s,
+# for enough samples.  A sanitized
 # xprof (scripts/test.sh --sanitize) is two to three times slower: there
 # the 3 us bounds are 3 points wider; the shipped build is held to the
 # stated ones.
@@ -41,7 +46,7 @@ for user in "${users[@]}"; do
 	say "## $user"
 	mix_check sysmix syscall_share io "$user" 999 3 3 3
 	mix_check sysmix syscall_share io "$user" 3999 3 3 3
-	mix_check sysmix syscall_share io "$user" 3999 335 1.2 1.2
+	mix_check sysmix syscall_share io "$user" 3999 335 2.0 1.2
 done
 
 finish
