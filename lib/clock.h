@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <sys/time.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define XP_NS_PER_SEC 1000000000ull
@@ -43,8 +44,16 @@ uint64_t xp_cpu_ns(void);
 
 /*
  * Clock @id in ns into *@ns (another process's CPU clock, from
- * clock_getcpuclockid, fails once it is gone).  0 or -1.
+ * xp_process_clock, fails once it is gone).  0 or -1.
  */
 int xp_clock_read(clockid_t id, uint64_t *ns);
+
+/*
+ * The CPU clock of process @pid: the id clock_getcpuclockid(3) returns,
+ * made without the system call it spends to check that @pid exists (a
+ * read of the clock fails then).  The kernel's encoding (the pid's
+ * complement above 3 bits of clock type, CPUCLOCK_SCHED = 2) is its ABI.
+ */
+clockid_t xp_process_clock(pid_t pid);
 
 #endif

@@ -417,12 +417,18 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
 	return true;
 }
 
-/* Its CPU clock (the sum of its threads' counters) into @ns; false when unknown. */
+/*
+ * Its CPU clock (the sum of its threads' counters) into @ns; false when
+ * unknown.  The id is made, not asked for: clock_getcpuclockid spends a
+ * system call per process to check what the read checks as well.
+ */
 static bool proc_clock(struct smp_proc *p, pid_t pid, uint64_t *ns)
 {
-	if (!p->clock_ok)
-		p->clock_ok = clock_getcpuclockid(pid, &p->clock) ? -1 : 1;
-	return p->clock_ok > 0 && !xp_clock_read(p->clock, ns);
+	if (!p->clock_ok) {
+		p->clock = xp_process_clock(pid);
+		p->clock_ok = 1;
+	}
+	return !xp_clock_read(p->clock, ns);
 }
 
 /*

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * procfs: the stat, schedstat, status (switches) and syscall parsers on canned text (every form the
- * kernel writes, and malformed input), then the readers on this process.
+ * kernel writes, and malformed input), then the readers on this process, and a
+ * child's CPU clock made from its pid.
  */
 #include "t.h"
 
+#include "clock.h"
 #include "procfs.h"
 
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -402,7 +405,42 @@ static int test_self(void)
 	return T_OK;
 }
 
+/*
+ * xp_process_clock: the id clock_getcpuclockid gives, for this process and
+ * a child; the child's clock reads its CPU time while it lives (a zombie
+ * keeps it), and fails once it is reaped.
+ */
+static int test_process_clock(void)
+{
+	clockid_t id;
+	uint64_t ns = 0, again = 0;
+	pid_t child;
+	int status;
+
+	T_EQ_U64(clock_getcpuclockid(getpid(), &id), 0);
+	T_EQ_U64((uint64_t)xp_process_clock(getpid()), (uint64_t)id);
+	child = fork();
+	T_ASSERT(child >= 0);
+	if (!child) {
+		struct timespec t0, t;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		do
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 20000000L);
+		_exit(0);
+	}
+	T_EQ_U64(clock_getcpuclockid(child, &id), 0);
+	T_EQ_U64((uint64_t)xp_process_clock(child), (uint64_t)id);
+	T_EQ_U64(waitid(P_PID, (id_t)child, NULL, WEXITED | WNOWAIT), 0);
+	T_EQ_U64(xp_clock_read(xp_process_clock(child), &ns), 0);
+	T_ASSERT(ns >= 20000000ull);
+	T_EQ_U64(waitpid(child, &status, 0), (uint64_t)child);
+	T_ASSERT(xp_clock_read(xp_process_clock(child), &again) < 0);
+	return T_OK;
+}
+
 T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_switches), T_CASE(test_parse_syscall),
        T_CASE(test_parse_task_cpu), T_CASE(test_parse_task_cpu_faults), T_CASE(test_parse_job),
        T_CASE(test_parse_tree_ticks), T_CASE(test_parse_running), T_CASE(test_parse_mountinfo),
-       T_CASE(test_mount_state), T_CASE(test_self))
+       T_CASE(test_mount_state), T_CASE(test_self), T_CASE(test_process_clock))
