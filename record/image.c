@@ -141,6 +141,12 @@ int smp_image_read(struct sampler *s, struct xp_process *p, struct smp_image *im
 	s->st->maps_reads++;
 	img->maps_loaded_at = smp_now(s);
 	if (!e) {
+		/*
+		 * Maps just read name the files mapped now: no readlink of
+		 * one at a sample in the next 20 ms (maps_stale), which each
+		 * process's first sample after its exec paid.
+		 */
+		img->stale_checked_at = img->maps_loaded_at;
 		probe_interp(s, p, img);
 		return 0;
 	}
