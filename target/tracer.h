@@ -50,6 +50,11 @@ struct xp_thread {
 	 */
 	bool exiting;
 	bool detaching;
+	/*
+	 * Its comm file, opened at the first fork it makes (a fork's child is
+	 * named as the thread that forked it), until it goes or execs; -1.
+	 */
+	int comm_fd;
 	void *priv; /* the caller's state for it (the sampler's), see tracer_hooks */
 };
 

@@ -6,7 +6,11 @@
 # 999 Hz, and again with --no-follow.  Nothing crashes or hangs; the
 # parent reaps every child with the status it expects and prints what it
 # prints without xprof; following, xprof sees all 101 processes and most
-# samples are in storm_work.
+# samples are in storm_work.  And a forker that renamed itself
+# ('forker --storm 300 0 stormname'): its children, which exit before any
+# sample, are named as their creator was at the fork, by the name it
+# gave itself, not the one it started with (xprof reads it from the
+# creator's comm file, kept open, in place of the child's).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -29,6 +33,14 @@ expect_exit 0 "$XPROF" report -i storm.data --folded --value samples -o storm.fo
 assert_folded_format storm.folded
 assert_samples_at_least "storm" 150 storm.folded
 assert_share_at_least "samples in storm_work" 50 storm.folded "frame:storm_work"
+
+say "## a renamed forker's children"
+expect_exit 0 "$XPROF" record -F 999 -o named.data -- "$T/forker" --storm 300 0 stormname
+expect_exit 0 "$XPROF" report -i named.data --folded -o named.folded
+assert_file_matches "children that ended unsampled, under their creator's new name" named.folded \
+	';run_storm;.*;\[exited before a sample: stormname\] [0-9]+$'
+stale=$(grep -c ';run_storm;.*;\[exited before a sample: forker\]' named.folded || true)
+[[ $stale == 0 ]] || fail "$stale lines name children by the name their creator started with"
 
 say "## --no-follow: the children run untraced"
 expect_exit 0 "$XPROF" record -F 999 --no-follow -o parent.data -- "$T/forker" --storm 100 5

@@ -22,11 +22,13 @@
  * Readiness: three lines, roles "parent", "child" and "execed" (PROG writes
  * its own line instead of "execed", if it follows the protocol).
  *
- * "forker --storm N [MS]": a fork storm.  The parent forks N children
- * (1..1000) as fast as it can, all alive at once; child i computes MS
- * (default 5) ms of its own CPU time in storm_work and exits with status
- * i % 100 + 1, which the parent checks when it reaps them all.  Truth:
- * N + 1 processes, samples in storm_work.  Output:
+ * "forker --storm N [MS [NAME]]": a fork storm.  The parent forks N
+ * children (1..1000) as fast as it can, all alive at once; child i
+ * computes MS (default 5) ms of its own CPU time in storm_work and exits
+ * with status i % 100 + 1, which the parent checks when it reaps them all.
+ * With NAME, the parent first names itself NAME (prctl PR_SET_NAME), and
+ * its children are born with that name.  Truth: N + 1 processes, samples
+ * in storm_work.  Output:
  *   forker: storm children=<N> statuses=ok unit=<hex> mismatches=0
  * Readiness: one line, role "storm", once every child is forked.
  *
@@ -50,6 +52,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 static unsigned long mismatches;
@@ -164,7 +167,7 @@ static int run_forks(int argc, char **argv)
 	_exit(deep_work(seconds) == ref ? 0 : 1);
 }
 
-/* --storm N [MS] */
+/* --storm N [MS [NAME]] */
 static int run_storm(int argc, char **argv)
 {
 	static pid_t pids[1000];
@@ -172,11 +175,15 @@ static int run_storm(int argc, char **argv)
 	int n, i, status, bad_status = 0;
 	uint64_t ref = storm_work(0);
 
-	if (argc > 4)
-		tgt_die("forker", "usage: forker --storm N [MS]");
+	if (argc > 5)
+		tgt_die("forker", "usage: forker --storm N [MS [NAME]]");
 	n = (int)tgt_long_arg("forker", argv[2], 1, 1000);
-	if (argc == 4)
+	if (argc >= 4)
 		seconds = (double)tgt_long_arg("forker", argv[3], 0, 60000) / 1000;
+	if (argc == 5 && prctl(PR_SET_NAME, argv[4], 0, 0, 0)) {
+		perror("forker: prctl");
+		return 2;
+	}
 	fflush(NULL);
 	for (i = 0; i < n; i++) {
 		pids[i] = fork();
