@@ -94,7 +94,7 @@ void emit_thread(struct sampler *s, struct xp_thread *th, uint64_t t, const char
 	if (comm)
 		snprintf(e->comm, sizeof(e->comm), "%s", comm);
 	else
-		procfs_comm(th->proc->pid, th->tid, e->comm, sizeof(e->comm));
+		tracer_comm(th, e->comm, sizeof(e->comm));
 	if (!failed(s, df_write_thread(s->emit.w, t, th->proc->pid, th->tid, e->comm)))
 		e->described = true;
 }
@@ -117,10 +117,7 @@ static void refresh_name(struct sampler *s, struct xp_thread *th, uint64_t t)
 
 	if (!e->described || th->state == THREAD_NEW)
 		return;
-	if (e->comm_fd >= 0)
-		procfs_comm_fd(e->comm_fd, comm, sizeof(comm));
-	else
-		procfs_comm(th->proc->pid, th->tid, comm, sizeof(comm));
+	tracer_comm(th, comm, sizeof(comm));
 	if (!comm[0] || !strcmp(comm, e->comm))
 		return;
 	memcpy(e->comm, comm, sizeof(comm));
@@ -139,22 +136,10 @@ void emit_check_name(struct sampler *s, struct xp_thread *th, uint64_t t)
 	if (e->name_checks >= 3)
 		return;
 	if (!e->name_checks++)
-		e->comm_fd = procfs_open_task(th->proc->pid, th->tid, "comm");
+		tracer_comm_open(th);
 	refresh_name(s, th, t);
 	if (e->name_checks == 3)
-		emit_thread_close(e);
-}
-
-void emit_thread_init(struct emit_thread *e)
-{
-	e->comm_fd = -1;
-}
-
-void emit_thread_close(struct emit_thread *e)
-{
-	if (e->comm_fd >= 0)
-		close(e->comm_fd);
-	e->comm_fd = -1;
+		tracer_comm_close(th);
 }
 
 void emit_thread_names(struct sampler *s)

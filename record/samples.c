@@ -38,7 +38,6 @@ struct smp_thread *smp_thread_of(struct xp_thread *th)
 		x->syscall_fd = -1;
 		x->stat_fd = -1;
 		x->status_fd = SMP_FD_LAZY;
-		emit_thread_init(&x->em);
 		x->blocked_nr = x->last_sys_nr = x->restart_nr = x->blocked_call = -1;
 		th->priv = x;
 	}
@@ -70,7 +69,6 @@ static void smp_close_fds(struct smp_thread *x)
 		close(x->stat_fd);
 	if (x->status_fd >= 0)
 		close(x->status_fd);
-	emit_thread_close(&x->em);
 	x->stat_fd = -1;
 	x->status_fd = SMP_FD_LAZY;
 	x->schedstat_fd = SMP_FD_LAZY;

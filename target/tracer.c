@@ -51,9 +51,29 @@ static void free_thread(struct tracer *t, struct xp_thread *th)
 {
 	if (t->hooks.thread_free)
 		t->hooks.thread_free(t->hooks.ctx, th);
+	tracer_comm_close(th);
+	free(th);
+}
+
+void tracer_comm(const struct xp_thread *th, char *out, size_t len)
+{
+	if (th->comm_fd >= 0)
+		procfs_comm_fd(th->comm_fd, out, len);
+	else
+		procfs_comm(th->proc->pid, th->tid, out, len);
+}
+
+void tracer_comm_open(struct xp_thread *th)
+{
+	if (th->comm_fd < 0)
+		th->comm_fd = procfs_open_task(th->proc->pid, th->tid, "comm");
+}
+
+void tracer_comm_close(struct xp_thread *th)
+{
 	if (th->comm_fd >= 0)
 		close(th->comm_fd);
-	free(th);
+	th->comm_fd = -1;
 }
 
 void tracer_release(struct tracer *t)
@@ -201,18 +221,16 @@ static struct xp_thread *adopt(struct tracer *t, pid_t tid, pid_t hint_tgid, pid
  * Its name is the creator's, the forking thread's (not always the
  * process's): the creator cannot rename itself in its stop, and the child
  * has not run.  It is read from the creator's comm file, kept open for its
- * next forks: a pread, where an open, read and close of a new task's file
- * cost ~9 us, the most of a short process's own opens.
+ * next forks: an open, read and close of the new task's file cost ~9 us,
+ * the most of a short process's own opens.
  */
 static struct xp_thread *adopt_forked(struct tracer *t, pid_t pid, struct xp_thread *creator)
 {
 	struct xp_process *p;
 	char comm[sizeof(p->comm)] = "";
 
-	if (creator->comm_fd < 0)
-		creator->comm_fd = procfs_open_task(creator->proc->pid, creator->tid, "comm");
-	if (creator->comm_fd >= 0)
-		procfs_comm_fd(creator->comm_fd, comm, sizeof(comm));
+	tracer_comm_open(creator);
+	tracer_comm(creator, comm, sizeof(comm));
 	p = add_proc(t, pid, creator->proc->pid, comm);
 
 	p->execed = true; /* it runs its parent's image */
@@ -400,9 +418,7 @@ static void handle_exec(struct tracer *t, struct xp_thread *th)
 	}
 	p->execed = true;
 	th->exiting = false; /* a non-leader's exec: its tid was the leader's */
-	if (th->comm_fd >= 0)
-		close(th->comm_fd); /* the leader's task's file, which may be gone */
-	th->comm_fd = -1;
+	tracer_comm_close(th); /* the leader's task's file, which may be gone */
 	procfs_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
 }
 

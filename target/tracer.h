@@ -50,11 +50,7 @@ struct xp_thread {
 	 */
 	bool exiting;
 	bool detaching;
-	/*
-	 * Its comm file, opened at the first fork it makes (a fork's child is
-	 * named as the thread that forked it), until it goes or execs; -1.
-	 */
-	int comm_fd;
+	int comm_fd; /* its comm file while kept open (tracer_comm_open), or -1 */
 	void *priv; /* the caller's state for it (the sampler's), see tracer_hooks */
 };
 
@@ -184,5 +180,19 @@ unsigned long tracer_live_threads(const struct tracer *t);
 
 /* Iterate: for (i = 0; (th = tracer_thread_at(t, &i)); ) */
 struct xp_thread *tracer_thread_at(const struct tracer *t, unsigned long *i);
+
+/*
+ * @th's name now, read through its comm file where that is kept open, else
+ * by an open of its own; "" when unreadable.
+ */
+void tracer_comm(const struct xp_thread *th, char *out, size_t len);
+
+/*
+ * Keep @th's comm file open for the reads to come (an open of a task's file
+ * costs ~4 us, ~9 on a new pid, a read ~1): its first samples' name checks,
+ * the forks it makes.  Closed by tracer_comm_close, its exec or its end.
+ */
+void tracer_comm_open(struct xp_thread *th);
+void tracer_comm_close(struct xp_thread *th);
 
 #endif

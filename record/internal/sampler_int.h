@@ -38,7 +38,6 @@ struct emit_thread {
 	bool described;	     /* its thread record is written */
 	uint8_t name_checks; /* samples at which its name was read again (threads name themselves
 				early) */
-	int comm_fd;	     /* its comm file, open for those checks, or -1 */
 	char comm[16];	     /* its name in that record */
 };
 
@@ -583,10 +582,6 @@ void emit_thread(struct sampler *s, struct xp_thread *th, uint64_t t, const char
 void emit_thread_gone(struct sampler *s, pid_t pid, pid_t tid, uint64_t t, const char *comm);
 /* A new record for @th if its name changed, at its first few samples (at @t). */
 void emit_check_name(struct sampler *s, struct xp_thread *th, uint64_t t);
-/* What the emitter keeps of a new thread, before anything is written of it. */
-void emit_thread_init(struct emit_thread *e);
-/* Close what the emitter keeps open of a thread (its thread is gone, or exec'd). */
-void emit_thread_close(struct emit_thread *e);
 /* A new record for every thread whose name changed since its last. */
 void emit_thread_names(struct sampler *s);
 /* The executable mappings of @img of @pid that its last load found new, at @t. */
