@@ -424,11 +424,8 @@ static bool want_sample(struct sampler *s, struct xp_thread *th, struct smp_proc
  */
 static bool proc_clock(struct smp_proc *p, pid_t pid, uint64_t *ns)
 {
-	if (!p->clock_ok) {
-		p->clock = xp_process_clock(pid);
-		p->clock_ok = 1;
-	}
-	return !xp_clock_read(p->clock, ns);
+	p->clock_read = true;
+	return !xp_clock_read(xp_process_clock(pid), ns);
 }
 
 /*
@@ -902,7 +899,8 @@ uint64_t smp_proc_cpu_at_end(struct sampler *s, struct xp_process *p, const stru
 	 * time: its clock at its last exit stop, where one was read, is its
 	 * time then.
 	 */
-	if (x->clock_ok <= 0 || xp_clock_read(x->clock, &ns) || ns < x->clock_at_exit) {
+	if (!x->clock_read || xp_clock_read(xp_process_clock(p->pid), &ns) ||
+	    ns < x->clock_at_exit) {
 		all = ru ? xp_timeval_ns(&ru->ru_utime) + xp_timeval_ns(&ru->ru_stime) : 0;
 		ns = all > x->children_ns ? all - x->children_ns : 0;
 		if (ns < x->clock_at_exit || (!(s->tr->flags & TRACER_FOLLOW) && x->clock_at_exit))

@@ -186,8 +186,7 @@ struct smp_proc {
 	 * clock (the sum of its threads' counters, and of those that exited)
 	 * against the counters known at this tick, read or taken as unmoved.
 	 */
-	int8_t clock_ok; /* 0: not made yet, 1: clock is its CPU clock (due.c, proc_clock) */
-	clockid_t clock;
+	bool clock_read;	/* its CPU clock was read at a tick or an exit stop (proc_clock) */
 	uint64_t tick;		/* the tick the fields below describe (stats.ticks) */
 	uint64_t clock_ns;	/* its CPU clock before this tick's reads */
 	uint64_t known_ns;	/* its threads' counters at this tick */
