@@ -53,6 +53,12 @@
 #                   running thread's CPU to interrupt it there, preempted
 #                   (no skid), as xprof does when every CPU is busy
 #                   (threads targets only)
+#      follow, follow-exit  forkserver only (not in the default set):
+#                   build/tests/follow_floor -p (with -x: exit stops too,
+#                   as xprof's CPU mode) attached to the postmaster, which
+#                   only resumes each stop of the tree it follows: what any
+#                   ptrace follower of the tree costs it, sampling aside
+#                   (bench/follow_floor.c)
 #      perf-fp      perf record -e EVENT -F F -g -- target
 #      perf-dwarf   perf record -e EVENT -F F --call-graph dwarf -- target
 #    A group is one (repetition, target, rate): bare plus every tool, in an
@@ -196,6 +202,7 @@ report_samples=${BENCH_REPORT_SAMPLES:-1000000}
 event=${PERF_EVENT:-cpu-clock}
 xprof=$build/xprof
 floor=$build/tests/ptrace_floor
+follow=$build/tests/follow_floor
 base_build=${BENCH_BASE:-}
 tdir=$build/targets
 ncpu=$(nproc)
@@ -245,13 +252,14 @@ for tool in "${tools[@]}"; do
 	case $tool in
 	*-base) [[ -n $base_build && -x $base_build/xprof ]] || die "$tool needs BENCH_BASE, a build directory with an xprof" ;;&
 	floor*) [[ -x $floor ]] || die "$floor not found: build first (cmake --build $build)" ;;&
-	xprof | xprof-base | xprof-any | xprof-nointerp | perf-fp | perf-dwarf | floor | floor-pin | floor-move) ;;
+	follow*) [[ -x $follow ]] || die "$follow not found: build first (cmake --build $build)" ;;&
+	xprof | xprof-base | xprof-any | xprof-nointerp | perf-fp | perf-dwarf | floor | floor-pin | floor-move | follow | follow-exit) ;;
 	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base | xprof-user-any | floor-user | floor-user-pin | floor-user-move)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any xprof-nointerp perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin floor-move floor-user-move)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any xprof-nointerp perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin floor-move floor-user-move follow follow-exit)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -440,6 +448,10 @@ run_one() {
 	local h50="" h99="" stop_us="" wait_us="" cpu_us="" x=$xprof
 	[[ -z ${failed[$tool]:-} && -z ${failed[$key]:-} ]] || return 0
 	[[ $tool != *-base ]] || x=$base_build/xprof
+	if [[ $tool == follow* ]]; then
+		fail "$key" "follows an attached process tree: forkserver only"
+		return 0
+	fi
 	log="$out/logs/$t-$f-$tool"
 	target_cmd "$t" "${amount[$t]}"
 	case $tool in

@@ -25,7 +25,10 @@
 # Tools: bare, and of BENCH_TOOLS: xprof, xprof-base, xprof-any (xprof
 # record -F BENCH_TREE_FREQ; for forkserver xprof attach -p), perf-fp and
 # perf-dwarf (perf record -F BENCH_TREE_FREQ -g / --call-graph dwarf;
-# for forkserver perf record -p).  A repetition runs every tool once, in an
+# for forkserver perf record -p), and for forkserver only follow and
+# follow-exit (build/tests/follow_floor -p, -x -p: a tracer that follows
+# the tree and only resumes its stops, the floor of any ptrace follower).
+# A repetition runs every tool once, in an
 # order that rotates from repetition to repetition; BENCH_TREE_REPS of them.
 #
 # The launched workloads run in a pid namespace of their own (unshare), the
@@ -435,7 +438,7 @@ tree_wait() {
 tree_attach() {
 	local rep=$1 tool=$2 x=$xprof data=$tree_work/run.data log=$out/logs/tree-forkserver-$2 status=0
 	local -a cmd=() extra=()
-	local pid="" reply="" tps harm samples="-" procs="-" p50="-" p99="-" pmax="-" h50="-" h99="-"
+	local pid="" reply="" tps harm samples="-" procs="-" p50="-" p99="-" pmax="-" h50="-" h99="-" k
 	local xcpu="-" pcpu="-" all="-" bytes="-"
 	[[ $tool != *-base ]] || x=$base_build/xprof
 	rm -f "$data" "$tree_work/ctl" "$tree_work/ack"
@@ -448,8 +451,24 @@ tree_attach() {
 		;;
 	perf-fp) cmd=(perf record -q -e "$event" -F "$tree_freq" -g -o "$data" -p "$pg_pid") ;;
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$tree_freq" --call-graph dwarf -o "$data" -p "$pg_pid") ;;
+	follow) cmd=("$follow" -p "$pg_pid") ;;
+	follow-exit) cmd=("$follow" -x -p "$pg_pid") ;;
 	esac
-	if [[ $tool != bare ]]; then
+	if [[ $tool == follow* ]]; then
+		# It says on stdout when it has seized the postmaster.
+		"${cmd[@]}" >"$log.out" 2>"$log.err" &
+		pid=$!
+		for ((k = 0; k < 600; k++)); do
+			grep -q '^follow_floor: attached' "$log.out" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null && break
+			sleep 0.1
+		done
+		if ! grep -q '^follow_floor: attached' "$log.out"; then
+			kill -TERM "$pid" 2>/dev/null || true
+			wait "$pid" || true
+			fail "forkserver $tool" "not attached within 60 s: $(tail -n 1 "$log.err")"
+			return 0
+		fi
+	elif [[ $tool != bare ]]; then
 		[[ $tool != perf-* ]] || raise_rate
 		# Sampling starts at 'enable'; its ack says the tool is attached
 		# and sampling.  Both FIFOs are held open read-write here, so no
@@ -474,7 +493,7 @@ tree_attach() {
 			kill -INT "$pid" 2>/dev/null || true
 		fi
 		tree_wait "$pid" 120 || status=$?
-		exec 6>&- 7>&-
+		[[ $tool == follow* ]] || exec 6>&- 7>&-
 		# perf record ends with 130 when its SIGINT was not caught in time
 		if [[ $tool == perf-* && $status == 130 ]]; then
 			status=0
@@ -490,12 +509,15 @@ tree_attach() {
 		read -r samples procs p50 p99 pmax h50 h99 xcpu pcpu < <(tree_xprof_stats "$x" "$data")
 		all=$(awk -v c="$xcpu" -v n="$procs" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }')
 	fi
-	[[ $tool == bare ]] || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
+	if [[ $tool == follow* ]]; then
+		all=$(sed -nE 's/^follow_floor: .* cpu ([0-9.]+) us per task$/\1/p' "$log.err")
+	fi
+	[[ $tool == bare || $tool == follow* ]] || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
 	rm -f "$data"
 	tree_row "$rep" forkserver "$tool" "$pg_seconds" - "$tps" "$samples" "$procs" "$p50" "$p99" "$pmax" \
 		"$h50" "$h99" "$xcpu" "$all" - - - "$pcpu" - "$bytes" "$harm" - -
 	printf '  rep %d %-10s %-10s %8.1f tps, server %s%s\n' "$rep" forkserver "$tool" "$tps" "$harm" \
-		"$([[ $tool != xprof* ]] || echo ", stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us")"
+		"$([[ $tool != xprof* ]] || echo ", stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us")$([[ $tool != follow* ]] || echo ", its CPU/task ${all} us")"
 }
 
 trees_cleanup() {
@@ -511,7 +533,7 @@ trees_run() {
 	command -v unshare >/dev/null || die "process trees need unshare (util-linux)"
 	for tool in "${tools[@]}"; do
 		case $tool in
-		xprof | xprof-base | xprof-any | perf-fp | perf-dwarf)
+		xprof | xprof-base | xprof-any | perf-fp | perf-dwarf | follow | follow-exit)
 			if [[ $tool == perf-* && -n ${failed[$tool]:-} ]]; then
 				continue
 			fi
@@ -519,7 +541,7 @@ trees_run() {
 			;;
 		*)
 			[[ -z ${BENCH_TOOLS:-} ]] ||
-				printf '%s\t%s\n' "trees $tool" "not measured on process trees (xprof, xprof-base, xprof-any, perf-fp, perf-dwarf are)" >>"$out/failures.txt"
+				printf '%s\t%s\n' "trees $tool" "not measured on process trees (xprof, xprof-base, xprof-any, perf-fp, perf-dwarf are; follow and follow-exit on forkserver)" >>"$out/failures.txt"
 			;;
 		esac
 	done
@@ -544,7 +566,7 @@ trees_run() {
 				if [[ $w == forkserver ]]; then
 					((pg_ok)) || break
 					tree_attach "$rep" "$tool"
-				else
+				elif [[ $tool != follow* ]]; then
 					tree_launch "$rep" "$w" "$tool"
 				fi
 			done
