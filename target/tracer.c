@@ -112,6 +112,12 @@ struct xp_thread *tracer_find(const struct tracer *t, pid_t tid)
 	return found ? t->threads[i] : NULL;
 }
 
+bool tracer_unknown_birth(const struct tracer *t, pid_t tid, int status)
+{
+	return WIFSTOPPED(status) && (unsigned)status >> 16 == PTRACE_EVENT_STOP &&
+	       !tracer_find(t, tid);
+}
+
 struct xp_thread *tracer_thread_at(const struct tracer *t, unsigned long *i)
 {
 	return *i < t->nthreads ? t->threads[(*i)++] : NULL;

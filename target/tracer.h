@@ -122,6 +122,13 @@ int tracer_attach(struct tracer *t, pid_t pid);
 
 struct xp_thread *tracer_find(const struct tracer *t, pid_t tid);
 
+/*
+ * Whether @status of @tid is the first stop of a task not known yet: a
+ * new thread or process whose creator's event has not been handled.
+ * Handled as is, its ids and name are read from /proc (tracer_handle_status).
+ */
+bool tracer_unknown_birth(const struct tracer *t, pid_t tid, int status);
+
 /* PTRACE_INTERRUPT; the thread's interrupt_pending set.  -ESRCH when it is gone (counted). */
 int tracer_interrupt(struct tracer *t, struct xp_thread *th);
 
