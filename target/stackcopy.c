@@ -12,6 +12,7 @@ void stackcopy_init(struct stackcopy_src *m, pid_t pid)
 	m->pid = pid;
 	m->mem_fd = -1;
 	m->mem_failed = false;
+	m->reads = 0;
 }
 
 void stackcopy_close(struct stackcopy_src *m)
@@ -20,19 +21,25 @@ void stackcopy_close(struct stackcopy_src *m)
 		close(m->mem_fd);
 	m->mem_fd = -1;
 	m->mem_failed = false;
+	m->reads = 0;
 }
 
 /*
  * A pread of /proc/PID/mem, kept open, is the cheaper copy inside a stop:
  * process_vm_readv checks ptrace access at every call, the open file once
- * (~0.35 us of a ~1.5 us copy of one page, on this build's machine).
+ * (~0.35 us of a ~1.5 us copy of one page, on this build's machine).  But
+ * the open and the close cost ~9 us, the price of ~25 reads: a process
+ * that lives for a few samples (a forking server's backend, a shell's
+ * command) is read with process_vm_readv alone.
  */
 ssize_t stackcopy_read(struct stackcopy_src *m, void *buf, size_t len, uint64_t addr)
 {
 	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
 	char path[64];
 
-	if (m->mem_fd < 0 && !m->mem_failed) {
+	if (m->mem_fd < 0 && !m->mem_failed && m->reads < STACKCOPY_OPEN_AFTER)
+		m->reads++;
+	else if (m->mem_fd < 0 && !m->mem_failed) {
 		snprintf(path, sizeof(path), "/proc/%d/mem", (int)m->pid);
 		m->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 		m->mem_failed = m->mem_fd < 0;

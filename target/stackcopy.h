@@ -2,8 +2,9 @@
 /*
  * The stack copy taken inside a stop, shared by the sampler and dump: one
  * bulk read from SP, short where the stack ends, and how many bytes to ask
- * for next time.  Reads go through /proc/PID/mem, kept open, with
- * process_vm_readv as the fallback.  Prints nothing.
+ * for next time.  Reads go through process_vm_readv, then, from a
+ * process's STACKCOPY_OPEN_AFTER-th read on, /proc/PID/mem kept open
+ * (process_vm_readv again where it cannot be opened).  Prints nothing.
  */
 #ifndef XPROF_TARGET_STACKCOPY_H
 #define XPROF_TARGET_STACKCOPY_H
@@ -14,12 +15,15 @@
 #include <sys/types.h>
 
 #define STACKCOPY_PAGE 4096
+/* Reads of a process before its /proc/PID/mem is opened (stackcopy_read). */
+#define STACKCOPY_OPEN_AFTER 16
 
 /* Where a process's memory is read from. */
 struct stackcopy_src {
 	pid_t pid;
 	int mem_fd;	 /* /proc/PID/mem of the current image, -1: not open yet */
 	bool mem_failed; /* it could not be opened: use process_vm_readv */
+	unsigned int reads; /* since the file was last closed, up to STACKCOPY_OPEN_AFTER */
 };
 
 void stackcopy_init(struct stackcopy_src *m, pid_t pid);

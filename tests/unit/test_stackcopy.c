@@ -2,7 +2,8 @@
 /*
  * stackcopy: the copy from SP of this process's own memory (whole, short at
  * an unreadable page, kept within SP's page when the last walk needed
- * little), and the sizing of the next copy (grow at once, shrink slowly,
+ * little; /proc/PID/mem opened only after STACKCOPY_OPEN_AFTER reads), and
+ * the sizing of the next copy (grow at once, shrink slowly,
  * the process hint, the bound).
  */
 #include "t.h"
@@ -38,6 +39,14 @@ static int test_take(void)
 	T_EQ_U64(stackcopy_take(&m, buf, sizeof(buf), sp, 3900), 2 * pg - 100);
 	/* Nothing readable at all. */
 	T_EQ_U64(stackcopy_take(&m, buf, sizeof(buf), (uint64_t)(uintptr_t)p + 2 * pg, 0), 0);
+	/* Those were read with process_vm_readv; /proc/PID/mem opens after more. */
+	T_ASSERT(m.mem_fd < 0);
+	while (m.reads < STACKCOPY_OPEN_AFTER)
+		T_EQ_U64(stackcopy_take(&m, buf, sizeof(buf), sp, 0), 2 * pg - 100);
+	T_ASSERT(m.mem_fd < 0);
+	T_EQ_U64(stackcopy_take(&m, buf, sizeof(buf), sp, 0), 2 * pg - 100);
+	T_ASSERT(m.mem_fd >= 0);
+	T_EQ_U64(buf[2 * pg - 101], (uint8_t)((2 * pg - 1) * 7));
 	stackcopy_close(&m);
 	T_ASSERT(m.mem_fd < 0);
 	/* Through process_vm_readv when /proc/PID/mem is refused. */
