@@ -84,7 +84,8 @@ else
 fi
 
 say "## hidepid=2: xprof as nobody, a process of root"
-expect_exit 1 in_ns 'mount -o remount,hidepid=2 /proc && sleep 60 & p=$!
+expect_exit 1 in_ns 'mount -o remount,hidepid=2 /proc || exit 9
+	sleep 60 & p=$!
 	"${as_nobody[@]}" "$XPROF" attach -p "$p" -d 1 -o /dev/null; rc=$?; kill $p; exit $rc'
 assert_error_line "attach: one error" "$XP_ERR"
 assert_file_matches "attach: /proc does not show the process" "$XP_ERR" \
