@@ -6,9 +6,10 @@
  *
  *   follow_floor [-x] -p PID
  *
- * It seizes every thread of PID with the options a tree follower needs
- * (PTRACE_O_TRACECLONE, TRACEFORK, TRACEVFORK, TRACEEXEC; with -x also
- * TRACEEXIT, as xprof's CPU mode sets it) and then only resumes each stop
+ * It seizes every thread of PID as xprof attach does (tracer_attach, with
+ * xprof's options for following the tree: clone, fork, vfork and exec
+ * events; with -x exit stops too, as xprof's CPU mode asks for them) and
+ * then only resumes each stop
  * as it arrives: the creator's event stop at each fork, the new task's
  * first stop, each exec's and (with -x) each exit's, and the reaping of
  * each end.  No sample, no /proc read, no data file: what a tracer that
@@ -24,8 +25,8 @@
  * wait4 is seen at the next stop of the tree.
  */
 #include "ctl.h"
+#include "tracer.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -93,51 +94,19 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-/* Seize every thread of @pid, rescanning until a pass adds none. */
-static void seize_all(pid_t pid, unsigned long opts)
-{
-	char path[64];
-	bool added = true;
-	int rounds;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	for (rounds = 0; added && rounds < 100; rounds++) {
-		struct dirent *de;
-		DIR *d = opendir(path);
-
-		if (!d)
-			die(path, strerror(errno));
-		added = false;
-		while ((de = readdir(d))) {
-			pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-
-			if (tid <= 0 || tid_index(tid) >= 0)
-				continue;
-			if (ptrace(PTRACE_SEIZE, tid, 0, (void *)opts) < 0) {
-				if (errno == ESRCH)
-					continue; /* it ended meanwhile */
-				die("PTRACE_SEIZE", strerror(errno));
-			}
-			tid_add(tid);
-			added = true;
-		}
-		closedir(d);
-	}
-}
-
 static bool is_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-/* Resume (or, when stopping, detach) the stopped @tid; a new task counts in @procs. */
-static void resume(pid_t tid, int status, unsigned long *procs)
+/* Resume (or, when stopping, detach) the stopped @tid; a new task counts in @tasks. */
+static void resume(pid_t tid, int status, unsigned long *tasks)
 {
 	int sig = WSTOPSIG(status), event = (unsigned)status >> 16;
 	long deliver = event == 0 ? sig : 0; /* a signal-delivery stop passes its signal on */
 
 	if (tid_add(tid) && event == PTRACE_EVENT_STOP)
-		(*procs)++; /* a thread or process seen at its first stop */
+		(*tasks)++; /* a thread or process seen at its first stop */
 	if (stopping) {
 		ptrace(PTRACE_DETACH, tid, 0, (void *)deliver);
 		tid_remove(tid);
@@ -150,18 +119,20 @@ static void resume(pid_t tid, int status, unsigned long *procs)
 
 int main(int argc, char **argv)
 {
-	unsigned long opts =
-	    PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
-	unsigned long stops = 0, procs = 0;
+	unsigned int flags = TRACER_FOLLOW;
+	unsigned long stops = 0, tasks = 0;
 	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: wait4 returns */
+	struct tracer tr;
+	struct xp_thread *th;
 	struct rusage ru;
+	unsigned long k = 0;
 	pid_t pid = 0;
-	int c, status;
+	int c, e, status;
 	size_t i;
 
 	while ((c = getopt(argc, argv, "xp:")) != -1) {
 		if (c == 'x')
-			opts |= PTRACE_O_TRACEEXIT;
+			flags |= TRACER_EXIT_STOPS;
 		else if (c == 'p')
 			pid = (pid_t)strtol(optarg, NULL, 10);
 		else
@@ -175,7 +146,12 @@ int main(int argc, char **argv)
 		ctl_hold_poll_idle(); /* held open until exit */
 		ctl_raise_priority(1);
 	}
-	seize_all(pid, opts);
+	tracer_init(&tr, flags);
+	if ((e = tracer_attach(&tr, pid)))
+		die("cannot attach", strerror(-e));
+	while ((th = tracer_thread_at(&tr, &k)))
+		tid_add(th->tid);
+	tracer_release(&tr); /* from here on its own list: no bookkeeping per stop */
 	printf("follow_floor: attached to %zu threads\n", ntids);
 	fflush(stdout);
 
@@ -191,7 +167,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		stops++;
-		resume(tid, status, &procs);
+		resume(tid, status, &tasks);
 	}
 	/* Interrupt each thread and detach it at its stop (or see it end). */
 	for (i = 0; i < ntids; i++)
@@ -209,13 +185,13 @@ int main(int argc, char **argv)
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			tid_remove(tid);
 		else
-			resume(tid, status, &procs);
+			resume(tid, status, &tasks);
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "follow_floor: %lu stops, %lu tasks, cpu %.1f us per task\n", stops, procs,
-		procs ? ((double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+	fprintf(stderr, "follow_floor: %lu stops, %lu tasks, cpu %.1f us per task\n", stops, tasks,
+		tasks ? ((double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
 			 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec) /
-			    (double)procs
+			    (double)tasks
 		      : 0.0);
 	return 0;
 }
