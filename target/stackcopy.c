@@ -37,9 +37,7 @@ ssize_t stackcopy_read(struct stackcopy_src *m, void *buf, size_t len, uint64_t 
 	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
 	char path[64];
 
-	if (m->mem_fd < 0 && !m->mem_failed && m->reads < STACKCOPY_OPEN_AFTER)
-		m->reads++;
-	else if (m->mem_fd < 0 && !m->mem_failed) {
+	if (m->mem_fd < 0 && !m->mem_failed && ++m->reads > STACKCOPY_OPEN_AFTER) {
 		snprintf(path, sizeof(path), "/proc/%d/mem", (int)m->pid);
 		m->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 		m->mem_failed = m->mem_fd < 0;

@@ -23,7 +23,7 @@ struct stackcopy_src {
 	pid_t pid;
 	int mem_fd;	 /* /proc/PID/mem of the current image, -1: not open yet */
 	bool mem_failed; /* it could not be opened: use process_vm_readv */
-	unsigned int reads; /* since the file was last closed, up to STACKCOPY_OPEN_AFTER */
+	unsigned int reads; /* since the file was last closed, until it is opened */
 };
 
 void stackcopy_init(struct stackcopy_src *m, pid_t pid);
