@@ -528,8 +528,7 @@ static void read_signals(struct sampler *s)
  */
 struct born_stop {
 	pid_t tid;
-	int status;
-	struct rusage ru;
+	int status; /* a stop: no rusage to keep */
 };
 
 static void drain_waits(struct sampler *s, bool *none_left, unsigned int max)
@@ -552,13 +551,13 @@ static void drain_waits(struct sampler *s, bool *none_left, unsigned int max)
 			break;
 		if (nborn < sizeof(born) / sizeof(born[0]) &&
 		    tracer_unknown_birth(s->tr, tid, status)) {
-			born[nborn++] = (struct born_stop){tid, status, ru};
+			born[nborn++] = (struct born_stop){tid, status};
 			continue;
 		}
 		/* Killed at its first stop: that stop first, as it came. */
 		for (i = 0; i < nborn; i++) {
 			if (born[i].tid == tid) {
-				handle_status(s, tid, born[i].status, &born[i].ru);
+				handle_status(s, tid, born[i].status, NULL);
 				born[i] = born[--nborn];
 				n++;
 				break;
@@ -568,7 +567,7 @@ static void drain_waits(struct sampler *s, bool *none_left, unsigned int max)
 		n += !irq;
 	}
 	for (i = 0; i < nborn; i++)
-		handle_status(s, born[i].tid, born[i].status, &born[i].ru);
+		handle_status(s, born[i].tid, born[i].status, NULL);
 	n += nborn;
 	if (tid < 0 && errno == ECHILD)
 		*none_left = true;
