@@ -115,10 +115,10 @@ static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64
 
 		stackcopy_close(&x->mem);
 		x->img->retired = true;
-		/* The kernel's work past its threads' exit stops: seen only in its clock. */
 		/*
-		 * Else under the process itself: the kernel's work past its
-		 * threads' exit stops, which its clock alone shows.
+		 * The kernel's work past its threads' exit stops, which its
+		 * clock alone shows, goes with its leader's exit where that is
+		 * the process's (account_exit), else under the process itself.
 		 */
 		if (x->born && s->o->mode == SAMPLER_CPU) {
 			uint64_t total = smp_proc_cpu_at_end(s, ev->proc, ru);
@@ -302,8 +302,13 @@ static void account_exit(struct sampler *s, struct xp_thread *th, uint64_t t)
 	/*
 	 * A leader never sampled: what the process's end shows besides goes
 	 * with it (a short process's exit, in all, under where it was made).
+	 * One sampled, that has had no other thread: that rest is its own
+	 * (the kernel's work of its exit), with its last stack.  With other
+	 * threads it may be theirs, and goes under the process alone
+	 * (handle_exit).
 	 */
-	if (th->tid == th->proc->pid && n.kind == SMP_RAW_EXITED)
+	if (th->tid == th->proc->pid &&
+	    (n.kind == SMP_RAW_EXITED || th->proc->threads_seen == 1))
 		px->leader_exit = n;
 	else
 		smp_queue_note(s, &n);

@@ -6,7 +6,10 @@
 # 999 Hz, and again with --no-follow.  Nothing crashes or hangs; the
 # parent reaps every child with the status it expects and prints what it
 # prints without xprof; following, xprof sees all 101 processes and most
-# samples are in storm_work.  And a forker that renamed itself
+# samples are in storm_work; what the kernel spends past a sampled
+# child's exit stop (its memory unmapped: its clock shows it at its end)
+# goes with that child's last stack, not under a root frame of its own
+# named as if it had ended unsampled.  And a forker that renamed itself
 # ('forker --storm 300 0 stormname'): its children, which exit before any
 # sample, are named as their creator was at the fork, by the name it
 # gave itself, not the one it started with (xprof reads it from the
@@ -33,6 +36,8 @@ expect_exit 0 "$XPROF" report -i storm.data --folded --value samples -o storm.fo
 assert_folded_format storm.folded
 assert_samples_at_least "storm" 150 storm.folded
 assert_share_at_least "samples in storm_work" 50 storm.folded "frame:storm_work"
+rootless=$(grep -c '^forker;\[exited before a sample' storm.folded || true)
+[[ $rootless == 0 ]] || fail "the sampled children's exits are under a root marker of their own"
 
 say "## a renamed forker's children"
 expect_exit 0 "$XPROF" record -F 999 -o named.data -- "$T/forker" --storm 300 0 stormname
