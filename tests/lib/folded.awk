@@ -6,7 +6,9 @@
 # space and a sample count).  Used by tests/lib/lib.sh; POSIX awk (Debian's
 # default is mawk), no gawk extensions.
 #
-# Variables (awk -v):
+# Variables (awk -v), or in the environment as XP_FOLDED_PRED and
+# XP_FOLDED_GIVEN, which keep their backslashes (awk reads escape
+# sequences in -v values, and gawk turns "\[" into "["):
 #   pred   the condition to count (required)
 #   given  a condition that restricts the samples considered (optional):
 #          the result is then "of the samples matching given, how many
@@ -122,6 +124,10 @@ function test(p,    r, i) {
 }
 
 BEGIN {
+	if (pred == "") {
+		pred = ENVIRON["XP_FOLDED_PRED"]
+		given = ENVIRON["XP_FOLDED_GIVEN"]
+	}
 	if (pred == "")
 		die("no condition given (-v pred=...)")
 	parse(1, pred)

@@ -605,9 +605,10 @@ recorder_stat() {
 # prefixed by "!" (negation).  Chain elements are whole-frame EREs, "..."
 # stands for any frames.  The grammar is documented in tests/lib/folded.awk.
 
-# folded_stats FILE CONDITION [GIVEN]: prints "HITS CONSIDERED TOTAL".
+# folded_stats FILE CONDITION [GIVEN]: prints "HITS CONSIDERED TOTAL".  The
+# conditions go through the environment, not -v, whose escapes awk reads.
 folded_stats() {
-	awk -v pred="$2" -v given="${3:-}" -f "$XP_LIB/folded.awk" "$1"
+	XP_FOLDED_PRED=$2 XP_FOLDED_GIVEN=${3:-} awk -f "$XP_LIB/folded.awk" "$1"
 }
 
 # folded_total FILE: total number of samples.
