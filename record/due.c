@@ -877,7 +877,7 @@ uint64_t smp_exit_unaccounted(struct sampler *s, struct xp_thread *th)
 		ss.cpu_ns = p->clock_at_exit;
 	else if (read_schedstat(s, th, &ss))
 		return 0;
-	else if (p->born)
+	else if (p->born || p->found)
 		proc_clock(p, th->proc->pid, &p->clock_at_exit);
 	return ss.cpu_ns > x->cpu.sampled_ns ? ss.cpu_ns - x->cpu.sampled_ns : 0;
 }
@@ -895,20 +895,57 @@ uint64_t smp_proc_cpu_at_end(struct sampler *s, struct xp_process *p, const stru
 	 * the rusage of its reaping has it, with the children it waited for,
 	 * which are known here when traced (all of them, as parents wait for
 	 * their children): without them.  Children not followed
-	 * (--no-follow) are in that rusage too, and nothing here knows their
-	 * time: its clock at its last exit stop, where one was read, is its
-	 * time then.
+	 * (--no-follow), and those of a process found by an attach that
+	 * ended before it, are in that rusage too, and nothing here knows
+	 * their time: its clock at its last exit stop, where one was read, is
+	 * its time then.
 	 */
 	if (!x->clock_read || xp_clock_read(xp_process_clock(p->pid), &ns) ||
 	    ns < x->clock_at_exit) {
 		all = ru ? xp_timeval_ns(&ru->ru_utime) + xp_timeval_ns(&ru->ru_stime) : 0;
 		ns = all > x->children_ns ? all - x->children_ns : 0;
-		if (ns < x->clock_at_exit || (!(s->tr->flags & TRACER_FOLLOW) && x->clock_at_exit))
+		if (ns < x->clock_at_exit ||
+		    ((!(s->tr->flags & TRACER_FOLLOW) || x->found) && x->clock_at_exit))
 			ns = x->clock_at_exit;
 	}
 	if (parent && parent->tid == p->ppid)
 		smp_proc_of(s, parent->proc)->children_ns += ns + x->children_ns;
 	return ns;
+}
+
+void smp_proc_start_clock(struct sampler *s, struct xp_process *p)
+{
+	struct smp_proc *x = smp_proc_of(s, p);
+
+	x->found = true;
+	if (!proc_clock(x, p->pid, &x->start_clock_ns))
+		s->loop.tree_unknown = true;
+}
+
+/*
+ * A process's clock sums its threads' counters, those of the threads
+ * that exited included: read now, less what it was at the start, it is
+ * what the process ran while traced, whichever of its threads ran it.
+ * Its children's time is theirs, each process counted once (a process
+ * found by the attach that reaped children since would count their whole
+ * lives in its children's times, and leaves out those still running).
+ */
+uint64_t smp_tree_cpu_ns(struct sampler *s)
+{
+	uint64_t all = s->loop.ended_cpu_ns, ns;
+	unsigned long i;
+
+	if (s->loop.tree_unknown)
+		return 0;
+	for (i = 0; i < s->tr->nprocs; i++) {
+		struct xp_process *p = s->tr->procs[i];
+		struct smp_proc *x = smp_proc_of(s, p);
+
+		if (p->exited || xp_clock_read(xp_process_clock(p->pid), &ns))
+			continue;
+		all += ns > x->start_clock_ns ? ns - x->start_clock_ns : 0;
+	}
+	return all;
 }
 
 /*

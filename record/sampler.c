@@ -120,7 +120,12 @@ static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64
 		 * clock alone shows, goes with its leader's exit where that is
 		 * the process's (account_exit), else under the process itself.
 		 */
-		if (x->born && s->o->mode == SAMPLER_CPU) {
+		if (s->o->mode == SAMPLER_CPU && x->found) {
+			uint64_t total = smp_proc_cpu_at_end(s, ev->proc, ru);
+
+			s->loop.ended_cpu_ns +=
+			    total > x->start_clock_ns ? total - x->start_clock_ns : 0;
+		} else if (x->born && s->o->mode == SAMPLER_CPU) {
 			uint64_t total = smp_proc_cpu_at_end(s, ev->proc, ru);
 
 			s->loop.ended_cpu_ns += total;
@@ -897,9 +902,8 @@ static void start(struct sampler *s)
 	s->loop.slack = ctl_min_timer_slack();
 	xp_debug(1, "open files: up to %lu", ctl_raise_nofile());
 	s->loop.start_cpu = xp_cpu_ns();
-	if (s->o->kind == SAMPLER_ATTACH && t->nprocs &&
-	    !procfs_tree_ticks(t->procs[0]->pid, t->flags & TRACER_FOLLOW, &s->loop.tree_ticks))
-		s->loop.tree_pid = t->procs[0]->pid;
+	for (i = 0; s->o->kind == SAMPLER_ATTACH && s->o->mode == SAMPLER_CPU && i < t->nprocs; i++)
+		smp_proc_start_clock(s, t->procs[i]);
 	smp_irq_start(s);
 	if (s->o->delay_ns || s->o->start_disabled) {
 		emit_mark(s, 0, DF_MARK_DISABLE, "");
@@ -918,32 +922,25 @@ static void start(struct sampler *s)
 /*
  * The CPU time the traced tree used while recording, 0 when not known: a
  * launched command's from getrusage once it has ended (its descendants'
- * as far as their parents waited for them, as time(1) shows); an attached
- * process's and its waited-for children's from /proc, at the clock ticks'
- * grain, while it lives.  Without following, the traced process's own:
- * the children it waits for are in those figures and not in the profile
- * (a launched command's is its time at its end, as its exit counted it).
+ * as far as their parents waited for them, as time(1) shows); for an
+ * attach, each traced process's CPU clock since the start, at its end or
+ * now (smp_tree_cpu_ns).  Without following, the traced process's own:
+ * the children it waits for are in the rusage and not in the profile (a
+ * launched command's is its time at its end, as its exit counted it).
  */
 static uint64_t tree_cpu_ns(struct sampler *s)
 {
-	long tck = sysconf(_SC_CLK_TCK);
 	struct rusage ru;
-	uint64_t ticks;
 
-	if (s->o->kind == SAMPLER_RECORD) {
-		if (!s->tr->root_done)
-			return 0;
-		if (!(s->tr->flags & TRACER_FOLLOW))
-			return s->loop.ended_cpu_ns;
-		if (getrusage(RUSAGE_CHILDREN, &ru))
-			return 0;
-		return xp_timeval_ns(&ru.ru_utime) + xp_timeval_ns(&ru.ru_stime);
-	}
-	if (!s->loop.tree_pid || tck <= 0 ||
-	    procfs_tree_ticks(s->loop.tree_pid, s->tr->flags & TRACER_FOLLOW, &ticks) ||
-	    ticks < s->loop.tree_ticks)
+	if (s->o->kind == SAMPLER_ATTACH)
+		return smp_tree_cpu_ns(s);
+	if (!s->tr->root_done)
 		return 0;
-	return (ticks - s->loop.tree_ticks) * (XP_NS_PER_SEC / (uint64_t)tck);
+	if (!(s->tr->flags & TRACER_FOLLOW))
+		return s->loop.ended_cpu_ns;
+	if (getrusage(RUSAGE_CHILDREN, &ru))
+		return 0;
+	return xp_timeval_ns(&ru.ru_utime) + xp_timeval_ns(&ru.ru_stime);
 }
 
 /* After the loop: collect what is left, detach, write the statistics.  0 or -1. */

@@ -127,36 +127,6 @@ int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid)
 	return 0;
 }
 
-int procfs_parse_tree_ticks(const char *stat, bool children, uint64_t *ticks)
-{
-	const char *p = strrchr(stat, ')');
-	unsigned long long v[4];
-	int field, i;
-
-	/* The fields after the comm start with the state, field 3: skip to field 14. */
-	for (field = 2; p && field < 14; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) != 4)
-		return -1;
-	*ticks = 0;
-	for (i = 0; i < 4; i++) {
-		if (v[i] > UINT32_MAX * 1024ull) /* no run is that long: not such a line */
-			return -1;
-		if (children || i < 2)
-			*ticks += v[i];
-	}
-	return 0;
-}
-
-int procfs_tree_ticks(pid_t pid, bool children, uint64_t *ticks)
-{
-	char path[64], buf[1024];
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	procfs_read_small(path, buf, sizeof(buf));
-	return procfs_parse_tree_ticks(buf, children, ticks);
-}
-
 int procfs_parse_task_cpu(const char *stat)
 {
 	uint64_t faults;

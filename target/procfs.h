@@ -45,15 +45,6 @@ char procfs_task_state(pid_t pid, pid_t tid);
 int procfs_job(pid_t pid, char *state, long *pgrp, long *tpgid);
 int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid);
 
-/*
- * The CPU time of process @pid, and with @children of the children it has
- * waited for, in clock ticks (/proc/@pid/stat fields 14 and 15, utime and
- * stime, and 16 and 17, cutime and cstime; sysconf(_SC_CLK_TCK) a second),
- * into *@ticks.  0, or -1 when unreadable or not such a line.
- */
-int procfs_tree_ticks(pid_t pid, bool children, uint64_t *ticks);
-int procfs_parse_tree_ticks(const char *stat, bool children, uint64_t *ticks);
-
 /* The CPU the task runs or waits on (stat field 39, "processor"), -1 when unreadable. */
 int procfs_task_cpu(int stat_fd);
 int procfs_parse_task_cpu(const char *stat);

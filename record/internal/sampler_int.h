@@ -180,6 +180,12 @@ struct smp_proc {
 	bool born;
 	uint64_t accounted_ns, clock_at_exit;
 	uint64_t children_ns; /* the CPU time of its child processes that ended (due.c) */
+	/*
+	 * attach: traced from the start, and its CPU clock then, which the
+	 * tree's CPU time leaves out (smp_tree_cpu_ns).
+	 */
+	bool found;
+	uint64_t start_clock_ns;
 	struct smp_exit_note leader_exit; /* its leader's, queued at its end with that rest */
 	/*
 	 * Whether its quiet threads' counters moved (smp_find_due): its CPU
@@ -312,9 +318,12 @@ struct smp_loop {
 	struct idlespin spin;		  /* --spin-idle */
 	unsigned long slack;   /* the controller's timer slack before the recording (ns) */
 	bool stopping;	       /* the loop ends at its next turn */
-	pid_t tree_pid;	       /* attach: the process whose tree's CPU time is measured ... */
-	uint64_t tree_ticks;   /* ... its CPU time (with its children's if followed) at the start */
-	uint64_t ended_cpu_ns; /* CPU time of the processes born traced that ended, each its own */
+	bool tree_unknown;     /* attach: a process's clock at the start could not be read */
+	/*
+	 * CPU time of the processes that ended, each its own: of those born
+	 * traced, and (attach) of those found at the start since then.
+	 */
+	uint64_t ended_cpu_ns;
 	bool switch_now;       /* SIGUSR2 came (--switch-output signal) */
 	struct smp_work *work; /* work[work_head..nwork): left by events, not done yet */
 	unsigned long work_head, nwork, work_alloc;
@@ -695,6 +704,13 @@ uint64_t smp_exit_unaccounted(struct sampler *s, struct xp_thread *th);
  * @ru: its CPU time in all (smp_proc.children_ns added to its parent's).
  */
 uint64_t smp_proc_cpu_at_end(struct sampler *s, struct xp_process *p, const struct rusage *ru);
+/* attach, at the start: @p's CPU clock now, which the tree's time leaves out. */
+void smp_proc_start_clock(struct sampler *s, struct xp_process *p);
+/*
+ * attach: the CPU time the traced processes used since the start, those
+ * that ended and those alive now; 0 when not known.
+ */
+uint64_t smp_tree_cpu_ns(struct sampler *s);
 /* Sampling starts again at @now after a pause: what ran meanwhile is not sampled. */
 void smp_rebase_threads(struct sampler *s, uint64_t now);
 

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
 	struct procfs_sched ss;
-	uint64_t sp, pc, vol, invol, ticks, faults = 0;
+	uint64_t sp, pc, vol, invol, faults = 0;
 	int64_t nr;
 	long pgrp, tpgid, gid;
 	char state;
@@ -31,9 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	if (procfs_parse_job(text, &state, &pgrp, &tpgid) < -1)
-		abort();
-	if (procfs_parse_tree_ticks(text, true, &ticks) < -1 ||
-	    procfs_parse_tree_ticks(text, false, &ticks) < -1)
 		abort();
 	cpu = procfs_parse_task_cpu(text);
 	if (cpu < -1)

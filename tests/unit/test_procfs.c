@@ -172,32 +172,6 @@ static int test_parse_job(void)
 	return T_OK;
 }
 
-static int test_parse_tree_ticks(void)
-{
-	uint64_t n = 0;
-
-	/* utime 100, stime 20, cutime 3, cstime 4 (fields 14-17); a comm with ") (" in it. */
-	T_ASSERT(procfs_parse_tree_ticks("4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 200 0 0 0 "
-					 "100 20 3 4 20 0 1 0 5 100000 300\n",
-					 true, &n) == 0);
-	T_EQ_U64(n, 127);
-	T_ASSERT(procfs_parse_tree_ticks("4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 200 0 0 0 "
-					 "100 20 3 4 20 0 1 0 5 100000 300\n",
-					 false, &n) == 0);
-	T_EQ_U64(n, 120);
-	T_ASSERT(procfs_parse_tree_ticks("7 (sh) S 1 7 7 0 -1 4194560 1 2 3 4\n", true, &n) == -1);
-	T_ASSERT(procfs_parse_tree_ticks("7 (sh) S 1 7 7 0 -1 4194560 1 2 3 4 x y z w\n", true,
-					 &n) == -1);
-	T_ASSERT(procfs_parse_tree_ticks("7 (sh) S 1 7 7 0 -1 4194560 1 2 3 4 "
-					 "99999999999999999999 0 0 0\n",
-					 false, &n) == -1);
-	T_ASSERT(procfs_parse_tree_ticks("garbage", true, &n) == -1);
-	T_ASSERT(procfs_parse_tree_ticks("", false, &n) == -1);
-	/* This process's own: readable, and no less than a moment ago. */
-	T_ASSERT(procfs_tree_ticks(getpid(), true, &n) == 0);
-	return T_OK;
-}
-
 /* tests/data/mountinfo/NAME, read whole, NUL-terminated; NULL if unreadable. */
 static char *mountinfo_text(const char *name)
 {
@@ -442,5 +416,5 @@ static int test_process_clock(void)
 
 T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_switches), T_CASE(test_parse_syscall),
        T_CASE(test_parse_task_cpu), T_CASE(test_parse_task_cpu_faults), T_CASE(test_parse_job),
-       T_CASE(test_parse_tree_ticks), T_CASE(test_parse_running), T_CASE(test_parse_mountinfo),
-       T_CASE(test_mount_state), T_CASE(test_self), T_CASE(test_process_clock))
+       T_CASE(test_parse_running), T_CASE(test_parse_mountinfo), T_CASE(test_mount_state),
+       T_CASE(test_self), T_CASE(test_process_clock))
