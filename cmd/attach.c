@@ -81,6 +81,7 @@ int cmd_attach(int argc, char **argv)
 	char name[PATH_MAX];
 	char what[64];
 	uint64_t bytes;
+	unsigned long refused;
 	int ret, e;
 	unsigned i;
 
@@ -113,6 +114,12 @@ int cmd_attach(int argc, char **argv)
 			return XP_EXIT_FAIL;
 		}
 	}
+	/* Following: the processes already forked below them too (a build's compilers). */
+	tracer_attach_descendants(&r.t, &refused, &e);
+	if (refused)
+		xp_warn(
+		    "%lu process%s below the target%s could not be traced (%s): not in the profile",
+		    refused, refused == 1 ? "" : "es", opts.npids == 1 ? "" : "s", strerror(e));
 	ret = common_run_sample(&r, &opts.rec, SAMPLER_ATTACH);
 	if (output_close(&r.out, name, sizeof(name), &bytes))
 		ret = -1;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Task facts from /proc (see procfs.h). */
 #include "procfs.h"
+#include "err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -125,6 +126,65 @@ int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid)
 	*pgrp = g;
 	*tpgid = t;
 	return 0;
+}
+
+int procfs_parse_children(const char *text, pid_t **out, size_t *nr, unsigned long *alloc)
+{
+	const char *p = text;
+	char *end;
+	long v;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (!*p)
+			return 0;
+		if (*p < '0' || *p > '9')
+			return -1;
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || v <= 0 || v > 0x3fffffff || (*end && *end != ' ' && *end != '\n'))
+			return -1;
+		xp_grow((void **)out, alloc, *nr + 1, sizeof(**out));
+		(*out)[(*nr)++] = (pid_t)v;
+		p = end;
+	}
+}
+
+/* At most this much of a children file: 4 MiB, over 500,000 children. */
+#define PROCFS_CHILDREN_MAX (4u << 20)
+
+int procfs_children(pid_t pid, pid_t tid, pid_t **out, size_t *nr, unsigned long *alloc)
+{
+	int fd = procfs_open_task(pid, tid, "children"), e;
+	size_t len = 0, cap = 4096;
+	char *buf = NULL;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	buf = xp_malloc(cap);
+	for (;;) {
+		if (len + 1 == cap) {
+			if (cap >= PROCFS_CHILDREN_MAX) {
+				n = -1;
+				break;
+			}
+			cap *= 2;
+			buf = xp_realloc(buf, cap);
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = 0;
+	e = n < 0 ? -1 : procfs_parse_children(buf, out, nr, alloc);
+	free(buf);
+	return e;
 }
 
 int procfs_parse_task_cpu(const char *stat)

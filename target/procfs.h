@@ -45,6 +45,15 @@ char procfs_task_state(pid_t pid, pid_t tid);
 int procfs_job(pid_t pid, char *state, long *pgrp, long *tpgid);
 int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid);
 
+/*
+ * The child processes of task @tid of process @pid, from
+ * /proc/@pid/task/@tid/children (space-separated process ids; the kernel
+ * option CONFIG_PROC_CHILDREN), appended to *@out, which holds *@nr of
+ * *@alloc (xp_grow).  0, or -1 when unreadable or not such a list.
+ */
+int procfs_children(pid_t pid, pid_t tid, pid_t **out, size_t *nr, unsigned long *alloc);
+int procfs_parse_children(const char *text, pid_t **out, size_t *nr, unsigned long *alloc);
+
 /* The CPU the task runs or waits on (stat field 39, "processor"), -1 when unreadable. */
 int procfs_task_cpu(int stat_fd);
 int procfs_parse_task_cpu(const char *stat);

@@ -356,6 +356,89 @@ int tracer_attach(struct tracer *t, pid_t pid)
 	return 0;
 }
 
+/* The children of every thread of traced process @p into *@kids (*@nr of *@alloc). */
+static void list_children(const struct xp_process *p, pid_t **kids, size_t *nr,
+			  unsigned long *alloc)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (!*end && tid > 0)
+			procfs_children(p->pid, (pid_t)tid, kids, nr, alloc);
+	}
+	closedir(d);
+}
+
+/*
+ * This process and its ancestors (at most @max, into @out): a shell that
+ * ran xprof attach on itself has them below it, and they are not to be
+ * seized.  How many.
+ */
+static unsigned int own_line(pid_t *out, unsigned int max)
+{
+	pid_t pid = getpid(), tgid, ppid;
+	unsigned int n = 0;
+
+	while (pid > 1 && n < max) {
+		out[n++] = pid;
+		if (procfs_status_ids(pid, &tgid, &ppid))
+			break;
+		pid = ppid;
+	}
+	return n;
+}
+
+static bool in_line(const pid_t *line, unsigned int n, pid_t pid)
+{
+	while (n--)
+		if (line[n] == pid)
+			return true;
+	return false;
+}
+
+void tracer_attach_descendants(struct tracer *t, unsigned long *refused, int *err)
+{
+	pid_t *kids = NULL, line[64];
+	unsigned long alloc = 0, i;
+	unsigned int nline;
+	size_t nr, k;
+	int e;
+
+	*refused = 0;
+	*err = 0;
+	if (!(t->flags & TRACER_FOLLOW))
+		return;
+	nline = own_line(line, sizeof(line) / sizeof(line[0]));
+	/* t->procs grows as children are seized: each is looked into in turn. */
+	for (i = 0; i < t->nprocs; i++) {
+		if (t->procs[i]->exited)
+			continue;
+		nr = 0;
+		list_children(t->procs[i], &kids, &nr, &alloc);
+		for (k = 0; k < nr; k++) {
+			if (tracer_find(t, kids[k]) || in_line(line, nline, kids[k]))
+				continue;
+			e = tracer_attach(t, kids[k]);
+			/* Traced already: by us, through its parent's fork since. */
+			if (!e || e == -ESRCH || e == -ENOENT ||
+			    (e == -EPERM && procfs_tracer(kids[k]) == getpid()))
+				continue;
+			if (!(*refused)++)
+				*err = -e;
+		}
+	}
+	free(kids);
+}
+
 int tracer_interrupt(struct tracer *t, struct xp_thread *th)
 {
 	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0) {
@@ -423,7 +506,7 @@ static void handle_exec(struct tracer *t, struct xp_thread *th)
 			i++;
 	}
 	p->execed = true;
-	th->exiting = false; /* a non-leader's exec: its tid was the leader's */
+	th->exiting = false;   /* a non-leader's exec: its tid was the leader's */
 	tracer_comm_close(th); /* the leader's task's file, which may be gone */
 	procfs_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
 }

@@ -119,6 +119,16 @@ int tracer_exec_error(struct tracer *t);
  * until no new thread appears.  0 or -errno (nothing left attached then).
  */
 int tracer_attach(struct tracer *t, pid_t pid);
+/*
+ * Following (TRACER_FOLLOW), after the attaches: seize the processes that
+ * descend from those traced, their threads too, down the tree, xprof and
+ * its ancestors aside.  A child made since its parent was seized is traced
+ * already, by its fork.  One
+ * that cannot be traced (another user's, a set-user-ID program, traced by
+ * another tracer) is left out and counted in *@refused, with the errno of
+ * the first such in *@err; one that ends first is just gone.
+ */
+void tracer_attach_descendants(struct tracer *t, unsigned long *refused, int *err);
 
 struct xp_thread *tracer_find(const struct tracer *t, pid_t tid);
 

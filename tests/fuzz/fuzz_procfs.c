@@ -2,11 +2,11 @@
 /*
  * libFuzzer target for the parsers of a task's /proc files (target/procfs.c):
  * the whole input, as text, through the stat parsers (field 39, the CPU,
- * alone and with fields 10 and 12, the page faults; fields 14-17, the CPU
- * time of a process and its children), the
- * schedstat parser, the status parser (switches), the syscall parser, the
- * loadavg parser and the mountinfo parser (hidepid).  Each must stay inside its
- * text and return only what its contract allows.
+ * alone and with fields 10 and 12, the page faults), the schedstat
+ * parser, the status parser (switches), the syscall parser, the loadavg
+ * parser, the mountinfo parser (hidepid) and the children parser (process
+ * ids).  Each must stay inside its text and return only what its
+ * contract allows.
  */
 #include "procfs.h"
 
@@ -24,7 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int64_t nr;
 	long pgrp, tpgid, gid;
 	char state;
-	int cpu, hidepid;
+	int cpu, hidepid, kid;
+	pid_t *kids = NULL;
+	size_t nkids = 0;
+	unsigned long kids_alloc = 0;
 
 	if (!text)
 		return 0;
@@ -48,6 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (procfs_parse_mountinfo(text, &hidepid, &gid) < -1 || hidepid < 0 || hidepid > 4)
 		abort();
+	kid = procfs_parse_children(text, &kids, &nkids, &kids_alloc);
+	if (kid < -1 || nkids > size / 2 + 1)
+		abort();
+	while (nkids)
+		if (kids[--nkids] <= 0)
+			abort();
+	free(kids);
 	free(text);
 	return 0;
 }

@@ -110,6 +110,49 @@ static int test_parse_running(void)
 	return T_OK;
 }
 
+/* A task's children file: space-separated process ids, a space after the last. */
+static int test_parse_children(void)
+{
+	pid_t *kids = NULL, self = getpid();
+	unsigned long alloc = 0;
+	size_t nr = 0, i;
+	bool found = false;
+	pid_t child;
+	int st;
+
+	T_ASSERT(procfs_parse_children("4242 17 99999 ", &kids, &nr, &alloc) == 0);
+	T_EQ_U64(nr, 3);
+	T_EQ_U64(kids[0], 4242);
+	T_EQ_U64(kids[2], 99999);
+	/* Appended to what is there; an empty list adds nothing. */
+	T_ASSERT(procfs_parse_children("7\n", &kids, &nr, &alloc) == 0);
+	T_ASSERT(procfs_parse_children("", &kids, &nr, &alloc) == 0);
+	T_EQ_U64(nr, 4);
+	T_EQ_U64(kids[3], 7);
+	T_ASSERT(procfs_parse_children("12 x 13 ", &kids, &nr, &alloc) == -1);
+	T_ASSERT(procfs_parse_children("12-13 ", &kids, &nr, &alloc) == -1);
+	T_ASSERT(procfs_parse_children("0 ", &kids, &nr, &alloc) == -1);
+	T_ASSERT(procfs_parse_children("-5 ", &kids, &nr, &alloc) == -1);
+	T_ASSERT(procfs_parse_children("99999999999999999999 ", &kids, &nr, &alloc) == -1);
+	/* A child of this process's is in its thread's file. */
+	child = fork();
+	T_ASSERT(child >= 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	nr = 0;
+	st = procfs_children(self, self, &kids, &nr, &alloc);
+	for (i = 0; i < nr; i++)
+		found |= kids[i] == child;
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	free(kids);
+	T_ASSERT(st == 0);
+	T_ASSERT(found);
+	return T_OK;
+}
+
 static int test_parse_task_cpu(void)
 {
 	/* A comm with spaces and ')' in it: fields count from the last ')'. */
@@ -416,5 +459,5 @@ static int test_process_clock(void)
 
 T_MAIN(T_CASE(test_parse_schedstat), T_CASE(test_parse_switches), T_CASE(test_parse_syscall),
        T_CASE(test_parse_task_cpu), T_CASE(test_parse_task_cpu_faults), T_CASE(test_parse_job),
-       T_CASE(test_parse_running), T_CASE(test_parse_mountinfo), T_CASE(test_mount_state),
-       T_CASE(test_self), T_CASE(test_process_clock))
+       T_CASE(test_parse_running), T_CASE(test_parse_children), T_CASE(test_parse_mountinfo),
+       T_CASE(test_mount_state), T_CASE(test_self), T_CASE(test_process_clock))
