@@ -238,6 +238,37 @@ static void describe_thread(struct sampler *s, const struct smp_work *w)
 	emit_thread(s, th, w->t, comm);
 }
 
+/*
+ * After @p's exec: the kernel runs a set-user-ID, set-group-ID or
+ * file-capability program as its caller when the tracer lacks
+ * CAP_SYS_PTRACE over it, so that it fails or does otherwise than it
+ * would without xprof (a set-group-ID chage as an ordinary user cannot
+ * read /etc/shadow).  Nothing can be done for it once the exec is over:
+ * said once, with the way out.
+ */
+static void check_exec_privilege(struct sampler *s, struct xp_process *p,
+				 const struct smp_image *img)
+{
+	static const char *const what[] = {
+	    [PROCFS_PRIV_SETUID] = "set-user-ID",
+	    [PROCFS_PRIV_SETGID] = "set-group-ID",
+	    [PROCFS_PRIV_CAPS] = "file-capability",
+	};
+	enum procfs_priv lost;
+	const char *exe;
+
+	if (s->loop.ptrace_cap || s->loop.priv_warned)
+		return;
+	lost = procfs_exe_privilege_lost(p->pid);
+	if (lost == PROCFS_PRIV_NONE)
+		return;
+	s->loop.priv_warned = true;
+	exe = img->exe;
+	xp_warn("pid %d runs %s program '%s' without its privileges: a traced exec gets "
+		"none unless xprof has CAP_SYS_PTRACE (as root)",
+		(int)p->pid, what[lost], exe ? exe : p->comm);
+}
+
 /* Do @w. */
 static void do_work(struct sampler *s, const struct smp_work *w)
 {
@@ -261,6 +292,8 @@ static void do_work(struct sampler *s, const struct smp_work *w)
 				     w->flags | (w->img->maps_hidden ? DF_PROC_NO_MAPS : 0), w->t);
 			if (!e)
 				emit_new_maps(s, w->proc->pid, w->img, w->t);
+			if (w->flags & DF_PROC_EXEC)
+				check_exec_privilege(s, w->proc, w->img);
 		}
 		smp_image_put(w->img);
 		return;
@@ -901,6 +934,7 @@ static void start(struct sampler *s)
 		ctl_short_slice();
 	s->loop.slack = ctl_min_timer_slack();
 	xp_debug(1, "open files: up to %lu", ctl_raise_nofile());
+	s->loop.ptrace_cap = procfs_self_has_cap(19); /* CAP_SYS_PTRACE */
 	s->loop.start_cpu = xp_cpu_ns();
 	for (i = 0; s->o->kind == SAMPLER_ATTACH && s->o->mode == SAMPLER_CPU && i < t->nprocs; i++)
 		smp_proc_start_clock(s, t->procs[i]);

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /* Up to @len - 1 bytes of @path, NUL-terminated ("" when unreadable); the length read. */
@@ -524,8 +526,7 @@ void procfs_mount_state(struct procfs_mount *m)
 	free(buf);
 }
 
-/* Whether this process has capability @cap in its effective set (CapEff of its status). */
-static bool self_has_cap(int cap)
+bool procfs_self_has_cap(int cap)
 {
 	char buf[4096];
 	const char *p;
@@ -533,6 +534,25 @@ static bool self_has_cap(int cap)
 	procfs_read_small("/proc/self/status", buf, sizeof(buf));
 	p = strstr(buf, "\nCapEff:");
 	return p && (strtoull(p + 8, NULL, 16) >> cap & 1);
+}
+
+enum procfs_priv procfs_exe_privilege_lost(pid_t pid)
+{
+	char exe[64], dir[32];
+	struct stat f, p;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	if (stat(exe, &f) || stat(dir, &p))
+		return PROCFS_PRIV_NONE;
+	if ((f.st_mode & S_ISUID) && f.st_uid != p.st_uid)
+		return PROCFS_PRIV_SETUID;
+	if ((f.st_mode & S_ISGID) && (f.st_mode & S_IXGRP) && f.st_gid != p.st_gid)
+		return PROCFS_PRIV_SETGID;
+	/* Root's processes hold every capability a file could give. */
+	if (p.st_uid && getxattr(exe, "security.capability", NULL, 0) > 0)
+		return PROCFS_PRIV_CAPS;
+	return PROCFS_PRIV_NONE;
 }
 
 bool procfs_explain_hidden(pid_t pid, int err, char *buf, size_t len)
@@ -551,7 +571,7 @@ bool procfs_explain_hidden(pid_t pid, int err, char *buf, size_t len)
 	/* Gone, not hidden: no pid to signal (EPERM: it exists, another user's). */
 	if (kill(pid, 0) && errno == ESRCH)
 		return false;
-	cap = self_has_cap(19); /* CAP_SYS_PTRACE */
+	cap = procfs_self_has_cap(19); /* CAP_SYS_PTRACE */
 	if (m.hidepid && !cap && root)
 		snprintf(buf, len,
 			 "/proc is mounted with hidepid=%d and xprof lacks CAP_SYS_PTRACE, so it "

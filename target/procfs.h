@@ -137,6 +137,25 @@ void procfs_mount_state(struct procfs_mount *m);
  */
 int procfs_parse_mountinfo(const char *text, int *hidepid, long *gid);
 
+/* Whether this process has capability @cap in its effective set (CapEff of its status). */
+bool procfs_self_has_cap(int cap);
+
+/*
+ * What process @pid's executable would have raised that its exec did not
+ * (a set-user-ID or set-group-ID file, or file capabilities), or
+ * PROCFS_PRIV_NONE.  The kernel runs such a program with the caller's own
+ * credentials when the tracer lacks CAP_SYS_PTRACE over it.  The file's
+ * owner and mode (stat of /proc/@pid/exe) against the process's effective
+ * ids: the owner of /proc/@pid, which such an exec leaves dumpable.
+ */
+enum procfs_priv {
+	PROCFS_PRIV_NONE,
+	PROCFS_PRIV_SETUID,
+	PROCFS_PRIV_SETGID,
+	PROCFS_PRIV_CAPS,
+};
+enum procfs_priv procfs_exe_privilege_lost(pid_t pid);
+
 /*
  * Why the /proc files of process @pid failed to open or read with -@err,
  * and what to do, as one hint line into @buf (without "hint: "): /proc

@@ -325,6 +325,8 @@ struct smp_loop {
 	 */
 	uint64_t ended_cpu_ns;
 	bool switch_now;       /* SIGUSR2 came (--switch-output signal) */
+	bool ptrace_cap;       /* xprof has CAP_SYS_PTRACE: traced execs keep their privileges */
+	bool priv_warned;      /* an exec that lost them was warned about */
 	struct smp_work *work; /* work[work_head..nwork): left by events, not done yet */
 	unsigned long work_head, nwork, work_alloc;
 };

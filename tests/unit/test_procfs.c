@@ -344,6 +344,9 @@ static int test_self(void)
 
 	procfs_comm(pid, pid, comm, sizeof(comm));
 	T_EQ_STR(comm, "test_procfs");
+	/* Not set-user-ID nor set-group-ID: nothing its exec could have raised. */
+	T_ASSERT(procfs_exe_privilege_lost(pid) == PROCFS_PRIV_NONE);
+	T_ASSERT(procfs_exe_privilege_lost(0x3fffffff) == PROCFS_PRIV_NONE); /* no such pid */
 	/* The file kept open reads the name in force at each read. */
 	fd = procfs_open_task(pid, pid, "comm");
 	T_ASSERT(fd >= 0);
