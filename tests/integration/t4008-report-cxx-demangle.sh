@@ -35,9 +35,10 @@ cp default.folded raw.folded "$XP_ARTIFACTS/" 2>/dev/null || true
 show_file "report" default.folded 12
 
 # share FILE REGEX: percentage of the samples whose stack (without the
-# count) matches REGEX.
+# count) matches REGEX, which goes through the environment (awk reads
+# escapes in -v values: gawk makes "\(" a group).
 share() {
-	awk -v re="$2" '{ n = $NF; t += n; sub(/ [0-9]+$/, ""); if ($0 ~ re) h += n }
+	RE=$2 awk '{ n = $NF; t += n; sub(/ [0-9]+$/, ""); if ($0 ~ ENVIRON["RE"]) h += n }
 		END { if (t) printf "%.1f\n", 100 * h / t; else print 0 }' "$1"
 }
 
