@@ -115,7 +115,9 @@ int cmd_attach(int argc, char **argv)
 		}
 	}
 	/* Following: the processes already forked below them too (a build's compilers). */
-	tracer_attach_descendants(&r.t, &refused, &e);
+	if (tracer_attach_descendants(&r.t, &refused, &e))
+		xp_warn("this kernel does not list a process's children (no CONFIG_PROC_CHILDREN): "
+			"only the processes forked from now on are followed");
 	if (refused)
 		xp_warn(
 		    "%lu process%s below the target%s could not be traced (%s): not in the profile",

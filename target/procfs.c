@@ -133,6 +133,7 @@ int procfs_parse_job(const char *stat, char *state, long *pgrp, long *tpgid)
 int procfs_parse_children(const char *text, pid_t **out, size_t *nr, unsigned long *alloc)
 {
 	const char *p = text;
+	size_t was = *nr;
 	char *end;
 	long v;
 
@@ -141,12 +142,12 @@ int procfs_parse_children(const char *text, pid_t **out, size_t *nr, unsigned lo
 			p++;
 		if (!*p)
 			return 0;
-		if (*p < '0' || *p > '9')
-			return -1;
 		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || v <= 0 || v > 0x3fffffff || (*end && *end != ' ' && *end != '\n'))
+		v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+		if (v <= 0 || errno || v > 0x3fffffff || (*end && *end != ' ' && *end != '\n')) {
+			*nr = was; /* nothing of a list that is not one */
 			return -1;
+		}
 		xp_grow((void **)out, alloc, *nr + 1, sizeof(**out));
 		(*out)[(*nr)++] = (pid_t)v;
 		p = end;
@@ -159,7 +160,12 @@ int procfs_parse_children(const char *text, pid_t **out, size_t *nr, unsigned lo
 int procfs_children(pid_t pid, pid_t tid, pid_t **out, size_t *nr, unsigned long *alloc)
 {
 	int fd = procfs_open_task(pid, tid, "children"), e;
-	size_t len = 0, cap = 4096;
+	/*
+	 * The kernel makes the list afresh at each read, from the position
+	 * reached: children that end between two reads shift it.  One read
+	 * takes ~9,000 children.
+	 */
+	size_t len = 0, cap = 64 << 10;
 	char *buf = NULL;
 	ssize_t n;
 

@@ -311,7 +311,12 @@ static int seize_thread(struct tracer *t, struct xp_process *p, pid_t tid)
 	return 0;
 }
 
-int tracer_attach(struct tracer *t, pid_t pid)
+/*
+ * Seize process @pid and its threads; with @parent, only while it is that
+ * process's child: a child listed, then gone, may have left its pid to
+ * another process, which is let go at once.
+ */
+static int seize_process(struct tracer *t, pid_t pid, pid_t parent)
 {
 	struct xp_process *p;
 	pid_t tgid = 0, ppid = 0;
@@ -322,8 +327,14 @@ int tracer_attach(struct tracer *t, pid_t pid)
 		return e == -ENOENT ? -ESRCH : e;
 	if (tgid != pid)
 		return -EINVAL; /* a thread id, not a process id */
+	if (parent && ppid != parent)
+		return -ESRCH;
 	if (ptrace(PTRACE_SEIZE, pid, 0, seize_options(t)) < 0)
 		return -errno;
+	if (parent && (procfs_status_ids(pid, &tgid, &ppid) || ppid != parent)) {
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return -ESRCH;
+	}
 	p = add_proc(t, pid, ppid, NULL);
 	p->execed = true;
 	add_thread(t, p, pid, THREAD_RUNNING);
@@ -356,6 +367,11 @@ int tracer_attach(struct tracer *t, pid_t pid)
 	return 0;
 }
 
+int tracer_attach(struct tracer *t, pid_t pid)
+{
+	return seize_process(t, pid, 0);
+}
+
 /* The children of every thread of traced process @p into *@kids (*@nr of *@alloc). */
 static void list_children(const struct xp_process *p, pid_t **kids, size_t *nr,
 			  unsigned long *alloc)
@@ -367,7 +383,7 @@ static void list_children(const struct xp_process *p, pid_t **kids, size_t *nr,
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
 	d = opendir(path);
 	if (!d)
-		return;
+		return; /* gone */
 	while ((de = readdir(d))) {
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
@@ -397,46 +413,88 @@ static unsigned int own_line(pid_t *out, unsigned int max)
 	return n;
 }
 
-static bool in_line(const pid_t *line, unsigned int n, pid_t pid)
+static bool in_list(const pid_t *list, size_t n, pid_t pid)
 {
 	while (n--)
-		if (line[n] == pid)
+		if (list[n] == pid)
 			return true;
 	return false;
 }
 
-void tracer_attach_descendants(struct tracer *t, unsigned long *refused, int *err)
+/*
+ * Seize the children of traced process @p not seized yet, but those in
+ * @skip; the refused ones go into *@refused (*@nrefused of *@ralloc).
+ * How many were seized.  A child that exited (a zombie its parent has
+ * not reaped yet: the kernel refuses to seize it) is gone, not refused;
+ * so is one traced by us already, through its parent's fork since.
+ */
+static unsigned long seize_children(struct tracer *t, const struct xp_process *p, pid_t *kids,
+				    size_t nr, const pid_t *skip, unsigned int nskip,
+				    pid_t **refused, size_t *nrefused, unsigned long *ralloc,
+				    int *err)
 {
-	pid_t *kids = NULL, line[64];
-	unsigned long alloc = 0, i;
-	unsigned int nline;
-	size_t nr, k;
+	unsigned long seized = 0;
+	size_t k;
+	char st;
 	int e;
 
-	*refused = 0;
+	for (k = 0; k < nr; k++) {
+		if (tracer_find(t, kids[k]) || in_list(skip, nskip, kids[k]) ||
+		    in_list(*refused, *nrefused, kids[k]))
+			continue;
+		e = seize_process(t, kids[k], p->pid);
+		if (!e) {
+			seized++;
+			continue;
+		}
+		st = procfs_task_state(kids[k], kids[k]);
+		if (e == -ESRCH || e == -ENOENT || st == 'Z' || st == 'X' || st == '?' ||
+		    (e == -EPERM && procfs_tracer(kids[k]) == getpid()))
+			continue;
+		if (!*nrefused)
+			*err = -e;
+		xp_grow((void **)refused, ralloc, *nrefused + 1, sizeof(**refused));
+		(*refused)[(*nrefused)++] = kids[k];
+	}
+	return seized;
+}
+
+int tracer_attach_descendants(struct tracer *t, unsigned long *nrefused, int *err)
+{
+	pid_t *kids = NULL, *refused = NULL, line[64];
+	unsigned long alloc = 0, ralloc = 0, i;
+	size_t nr, nref = 0;
+	unsigned int nline, rounds;
+	char path[64];
+
+	*nrefused = 0;
 	*err = 0;
 	if (!(t->flags & TRACER_FOLLOW))
-		return;
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	if (access(path, F_OK))
+		return -1;
 	nline = own_line(line, sizeof(line) / sizeof(line[0]));
-	/* t->procs grows as children are seized: each is looked into in turn. */
+	/*
+	 * t->procs grows as children are seized: each is looked into in turn,
+	 * its list read again until a pass seizes nothing (a child whose fork
+	 * was under way as its parent was seized, listed only after).
+	 */
 	for (i = 0; i < t->nprocs; i++) {
 		if (t->procs[i]->exited)
 			continue;
-		nr = 0;
-		list_children(t->procs[i], &kids, &nr, &alloc);
-		for (k = 0; k < nr; k++) {
-			if (tracer_find(t, kids[k]) || in_line(line, nline, kids[k]))
-				continue;
-			e = tracer_attach(t, kids[k]);
-			/* Traced already: by us, through its parent's fork since. */
-			if (!e || e == -ESRCH || e == -ENOENT ||
-			    (e == -EPERM && procfs_tracer(kids[k]) == getpid()))
-				continue;
-			if (!(*refused)++)
-				*err = -e;
+		for (rounds = 0; rounds < 100; rounds++) {
+			nr = 0;
+			list_children(t->procs[i], &kids, &nr, &alloc);
+			if (!seize_children(t, t->procs[i], kids, nr, line, nline, &refused, &nref,
+					    &ralloc, err))
+				break;
 		}
 	}
+	*nrefused = nref;
 	free(kids);
+	free(refused);
+	return 0;
 }
 
 int tracer_interrupt(struct tracer *t, struct xp_thread *th)

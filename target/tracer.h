@@ -122,13 +122,16 @@ int tracer_attach(struct tracer *t, pid_t pid);
 /*
  * Following (TRACER_FOLLOW), after the attaches: seize the processes that
  * descend from those traced, their threads too, down the tree, xprof and
- * its ancestors aside.  A child made since its parent was seized is traced
- * already, by its fork.  One
- * that cannot be traced (another user's, a set-user-ID program, traced by
- * another tracer) is left out and counted in *@refused, with the errno of
- * the first such in *@err; one that ends first is just gone.
+ * its ancestors aside.  A child forked once its parent was seized is
+ * traced by its fork; one forked as it was seized is in a later reading
+ * of the parent's list.  One that cannot be traced (another user's, a
+ * set-user-ID program, traced by another tracer) is left out and counted
+ * in *@refused, with the errno of the first such in *@err; one that ends
+ * first is just gone.  Returns -1 when the kernel does not list a
+ * process's children (no CONFIG_PROC_CHILDREN): only what is forked from
+ * now on is followed then; else 0.
  */
-void tracer_attach_descendants(struct tracer *t, unsigned long *refused, int *err);
+int tracer_attach_descendants(struct tracer *t, unsigned long *refused, int *err);
 
 struct xp_thread *tracer_find(const struct tracer *t, pid_t tid);
 

@@ -15,8 +15,10 @@
 #     1.5 s, none of which the profile held).
 # And a child that another tracer holds (tests/helpers/pthold.c) is left
 # out with one warning line that says why, the rest profiled as usual; a
-# shell that attaches to itself has xprof below it, which is not seized
-# (nor warned about), and its other child is profiled.
+# child that has exited and waits to be reaped (a zombie, which ptrace
+# refuses) is gone, not refused: no warning; a shell that attaches to
+# itself has xprof below it, which is not seized (nor warned about), and
+# its other child is profiled.
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace attach
@@ -73,6 +75,31 @@ assert_file_matches "the held child: one warning, why" "$XP_ERR" \
 assert_file_matches "the rest profiled" "$XP_ERR" ' 2 processes;'
 kill -TERM "$holder"
 wait_bg held 0
+
+say "## a zombie child"
+# shellcheck disable=SC2016 # expanded by perl
+start_bg zombie perl -e 'fork or exit 0; my $k = fork // die; exec @ARGV unless $k;
+	sleep 1 until waitpid($k, 0) == $k' "$T/split" 2
+wait_ready 1
+parent=$(awk '/^PPid:/ { print $2 }' "/proc/$XP_READY_PID/status")
+# zombies PID: how many children of PID have exited, not reaped yet.
+zombies() {
+	local kid kids n=0
+	read -ra kids <"/proc/$1/task/$1/children"
+	for kid in "${kids[@]}"; do
+		[[ $(awk '/^State:/ { print $2 }' "/proc/$kid/status" 2>/dev/null) == Z ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+for ((i = 0; i < 500; i++)); do
+	[[ $(zombies "$parent") == 1 ]] && break
+	sleep 0.01
+done
+assert_eq "zombie children of $parent" "$(zombies "$parent")" 1
+expect_exit 0 "$XPROF" attach -p "$parent" -d 1s -o zombie.data
+assert_file_lacks "no warning" "$XP_ERR" 'warning'
+assert_file_matches "the split profiled" "$XP_ERR" ' [0-9]+ samples in '
+wait_bg zombie 0
 
 say "## a shell that attaches to itself"
 # shellcheck disable=SC2016 # expanded by the shell it runs

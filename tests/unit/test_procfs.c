@@ -134,6 +134,9 @@ static int test_parse_children(void)
 	T_ASSERT(procfs_parse_children("0 ", &kids, &nr, &alloc) == -1);
 	T_ASSERT(procfs_parse_children("-5 ", &kids, &nr, &alloc) == -1);
 	T_ASSERT(procfs_parse_children("99999999999999999999 ", &kids, &nr, &alloc) == -1);
+	/* Nothing of a list that is not one is kept. */
+	T_ASSERT(procfs_parse_children("8 9 x", &kids, &nr, &alloc) == -1);
+	T_EQ_U64(nr, 4);
 	/* A child of this process's is in its thread's file. */
 	child = fork();
 	T_ASSERT(child >= 0);
