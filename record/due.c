@@ -105,8 +105,8 @@ static int read_schedstat(struct sampler *s, struct xp_thread *th, struct procfs
 
 /* Where a thread is when it is not known to be on a CPU (off_cpu_state). */
 enum off_cpu {
-	OFF_UNKNOWN, /* its status is unreadable */
-	OFF_RUNNING, /* on a CPU after all */
+	OFF_UNKNOWN,   /* its status is unreadable */
+	OFF_RUNNING,   /* on a CPU after all */
 	OFF_PREEMPTED, /* waits for a CPU, preempted since it last blocked */
 	OFF_WOKEN,     /* waits for a CPU after a block since the last look */
 };
@@ -529,11 +529,11 @@ static int thread_cpu(struct xp_thread *th, uint64_t *faults)
  * call's exit (x86-64); elsewhere every thread is interrupted from its own
  * CPU.
  */
-#define SMP_PATH_UNIT	   1024u
-#define SMP_PATH_ALLOW	   (SMP_PATH_UNIT / 64)
-#define SMP_PATH_LIMIT	   (2 * SMP_PATH_UNIT)
-#define SMP_PATH_SPELL_MIN 64u
-#define SMP_PATH_SPELL_MAX 4096u
+#define SMP_PATH_UNIT	    1024u
+#define SMP_PATH_ALLOW	    (SMP_PATH_UNIT / 64)
+#define SMP_PATH_LIMIT	    (2 * SMP_PATH_UNIT)
+#define SMP_PATH_SPELL_MIN  64u
+#define SMP_PATH_SPELL_MAX  4096u
 #define SMP_PATH_LATE_LIMIT (3 * SMP_PATH_UNIT)
 /* CPU time between two reads of a thread's faults on the cheap path (and the least span). */
 #define SMP_PATH_FAULT_SPAN (16 * 1000 * 1000ull)
@@ -860,12 +860,20 @@ uint64_t smp_exit_unaccounted(struct sampler *s, struct xp_thread *th)
 	struct procfs_sched ss;
 	struct smp_proc *p;
 
-	if (s->o->mode != SAMPLER_CPU || !s->loop.enabled)
+	if (s->o->mode != SAMPLER_CPU)
+		return 0;
+	p = smp_proc_of(s, th->proc);
+	/*
+	 * A process found by an attach: its clock at each exit stop, its time
+	 * at its end if the clock is gone by then (smp_proc_cpu_at_end).
+	 */
+	if (p->found)
+		proc_clock(p, th->proc->pid, &p->clock_at_exit);
+	if (!s->loop.enabled)
 		return 0;
 	/* A thread found by an attach counts from its first read (cputime_due). */
 	if (!x->born && s->o->kind == SAMPLER_ATTACH && !x->cpu.init)
 		return 0;
-	p = smp_proc_of(s, th->proc);
 	/*
 	 * The only thread a process followed from its start ever had: its
 	 * clock is that thread's counter, and no file need be opened for it
@@ -877,7 +885,7 @@ uint64_t smp_exit_unaccounted(struct sampler *s, struct xp_thread *th)
 		ss.cpu_ns = p->clock_at_exit;
 	else if (read_schedstat(s, th, &ss))
 		return 0;
-	else if (p->born || p->found)
+	else if (p->born)
 		proc_clock(p, th->proc->pid, &p->clock_at_exit);
 	return ss.cpu_ns > x->cpu.sampled_ns ? ss.cpu_ns - x->cpu.sampled_ns : 0;
 }

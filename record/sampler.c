@@ -116,22 +116,21 @@ static void handle_exit(struct sampler *s, const struct tracer_event *ev, uint64
 		stackcopy_close(&x->mem);
 		x->img->retired = true;
 		/*
-		 * The kernel's work past its threads' exit stops, which its
-		 * clock alone shows, goes with its leader's exit where that is
-		 * the process's (account_exit), else under the process itself.
+		 * Its CPU time since it was traced counts in the tree's
+		 * (tree_cpu_ns): every process of an attach, less its clock at
+		 * the start for one found then.  The kernel's work past its
+		 * threads' exit stops, which its clock alone shows, goes into
+		 * the profile with its leader's exit where that is the
+		 * process's (account_exit), else under the process itself.
 		 */
-		if (s->o->mode == SAMPLER_CPU && x->found) {
+		if (s->o->mode == SAMPLER_CPU && (x->born || s->o->kind == SAMPLER_ATTACH)) {
 			uint64_t total = smp_proc_cpu_at_end(s, ev->proc, ru);
 
 			s->loop.ended_cpu_ns +=
 			    total > x->start_clock_ns ? total - x->start_clock_ns : 0;
-		} else if (x->born && s->o->mode == SAMPLER_CPU) {
-			uint64_t total = smp_proc_cpu_at_end(s, ev->proc, ru);
-
-			s->loop.ended_cpu_ns += total;
-			if (!x->leader_exit.pending)
+			if (x->born && !x->leader_exit.pending)
 				smp_exit_note_of(ev->proc, 0, t, &x->leader_exit);
-			if (total > x->accounted_ns) {
+			if (x->born && total > x->accounted_ns) {
 				x->leader_exit.weight += total - x->accounted_ns;
 				s->st->exit_ns += total - x->accounted_ns;
 				x->accounted_ns = total;
@@ -345,8 +344,7 @@ static void account_exit(struct sampler *s, struct xp_thread *th, uint64_t t)
 	 * threads it may be theirs, and goes under the process alone
 	 * (handle_exit).
 	 */
-	if (th->tid == th->proc->pid &&
-	    (n.kind == SMP_RAW_EXITED || th->proc->threads_seen == 1))
+	if (th->tid == th->proc->pid && (n.kind == SMP_RAW_EXITED || th->proc->threads_seen == 1))
 		px->leader_exit = n;
 	else
 		smp_queue_note(s, &n);
@@ -729,6 +727,9 @@ uint64_t smp_sampled_ns(const struct sampler *s, uint64_t now)
  */
 static void set_enabled(struct sampler *s, bool on, uint64_t now)
 {
+	/* What runs meanwhile is not in the profile: an attach's tree time would hold it. */
+	if (!on && s->o->kind == SAMPLER_ATTACH)
+		s->loop.tree_unknown = true;
 	s->loop.enable_at = 0;
 	if (on == s->loop.enabled)
 		return;
@@ -940,6 +941,7 @@ static void start(struct sampler *s)
 		smp_proc_start_clock(s, t->procs[i]);
 	smp_irq_start(s);
 	if (s->o->delay_ns || s->o->start_disabled) {
+		s->loop.tree_unknown = s->o->kind == SAMPLER_ATTACH; /* as set_enabled */
 		emit_mark(s, 0, DF_MARK_DISABLE, "");
 		s->loop.enable_at = s->o->start_disabled ? 0 : s->o->delay_ns;
 		arm_timer_at(s, s->loop.enable_at);
