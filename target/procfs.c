@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -545,11 +546,19 @@ bool procfs_self_has_cap(int cap)
 enum procfs_priv procfs_exe_privilege_lost(pid_t pid)
 {
 	char exe[64], dir[32];
+	struct statvfs v;
 	struct stat f, p;
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
 	if (stat(exe, &f) || stat(dir, &p))
+		return PROCFS_PRIV_NONE;
+	/*
+	 * Not one that would have raised them anyway: on a nosuid mount, or
+	 * a process that made itself non-dumpable (its /proc directory is
+	 * root's then, not its ids).
+	 */
+	if ((!statvfs(exe, &v) && (v.f_flag & ST_NOSUID)) || (!p.st_uid && !p.st_gid && geteuid()))
 		return PROCFS_PRIV_NONE;
 	if ((f.st_mode & S_ISUID) && f.st_uid != p.st_uid)
 		return PROCFS_PRIV_SETUID;
