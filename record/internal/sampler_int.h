@@ -318,7 +318,7 @@ struct smp_loop {
 	struct idlespin spin;		  /* --spin-idle */
 	unsigned long slack;   /* the controller's timer slack before the recording (ns) */
 	bool stopping;	       /* the loop ends at its next turn */
-	bool tree_unknown;     /* attach: a process's clock at the start could not be read */
+	bool tree_unknown;     /* tree_cpu_ns unknown: sampling off a while, a clock unread */
 	/*
 	 * CPU time of the processes that ended, each its own: of those born
 	 * traced, and (attach) of those found at the start since then.

@@ -13,7 +13,10 @@
 #     (sampling time) 0.45..0.8 s;
 #   - attach -D 500ms -d 500ms to split: the same, and attach returns after
 #     1 to 3 s;
-#   - -D 0 is no delay; bad values are usage errors (exit 2, one error line).
+#   - -D 0 is no delay; bad values are usage errors (exit 2, one error line);
+#   - the summary gives no CPU time of the tree beside the profile's when
+#     a delay left part of the run out of the profile (the figure would
+#     hold it: record -D 500ms of a 1.5 s split read 1.01 s against 1.50).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -22,6 +25,9 @@ T=$XP_TARGETS
 
 # The start-up phase is left out.
 expect_exit 0 "$XPROF" -q record -D 700ms -o delay.data -- "$T/ab" -p -a 33 -s 1.5
+expect_exit 0 "$XPROF" record -D 500ms -o split.data -- "$T/split" 1.5
+assert_file_matches "delayed: the profile's CPU in the summary" "$XP_ERR" ' s of CPU in the profile;'
+assert_file_lacks "delayed: no figure of the tree's" "$XP_ERR" 'the tree used'
 expect_exit 0 "$XPROF" report -i delay.data --flat -o delay.flat
 assert_flat_between "-D past the hot_a phase: hot_b" 95 100 delay.flat self hot_b
 expect_exit 1 "$XPROF" report -i delay.data --time ,690ms
