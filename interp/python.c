@@ -395,14 +395,18 @@ static int py_layout_from_debug(struct py_layout *L, const struct interp_mem *me
 		const uint64_t us4[] = {L->us_state};
 
 		L->fr_read = w[d->fr_size] < PY_FRAME_MAX ? w[d->fr_size] : PY_FRAME_MAX;
+		/*
+		 * A code object's fields are read from its header (up to co_code),
+		 * a str's from its PyASCIIObject (up to its data): each must lie there.
+		 */
 		if (!fits(w[d->rt_size], rt, 1, 8) || !fits(w[d->is_size], is, 2, 8) ||
 		    !fits(w[d->ts_size], ts, 5, 8) || !fits(L->fr_read, fr, 3, 8) ||
-		    !fits(L->fr_read, fr1, 1, 1) || !fits(w[d->co_size], co, 5, 8) ||
-		    !fits(w[d->co_size], co4, 1, 4) || L->co_code > w[d->co_size] ||
-		    L->co_code > PY_CODE_HDR_MAX || !fits(w[d->tp_size], tp, 1, 8) ||
+		    !fits(L->fr_read, fr1, 1, 1) || L->co_code > w[d->co_size] ||
+		    L->co_code > PY_CODE_HDR_MAX || !fits(L->co_code, co, 5, 8) ||
+		    !fits(L->co_code, co4, 1, 4) || !fits(w[d->tp_size], tp, 1, 8) ||
 		    !fits(w[d->by_size], by, 1, 8) || L->by_data >= w[d->by_size] ||
-		    !fits(w[d->us_size], us, 1, 8) || !fits(w[d->us_size], us4, 1, 4) ||
-		    L->us_ascii > 256 || L->us_ascii < L->us_state + 4) {
+		    L->us_ascii > w[d->us_size] || L->us_ascii > 256 ||
+		    !fits(L->us_ascii, us, 1, 8) || !fits(L->us_ascii, us4, 1, 4)) {
 			snprintf(why, whylen, "its debug offsets do not fit the sizes they give");
 			return -EINVAL;
 		}

@@ -393,6 +393,35 @@ static int test_reader_refuses(void)
 	T_ASSERT(!interp_python_open(&mem, im.runtime, im.version, 7, &next));
 	err = cap_end();
 	T_ASSERT(strstr(err, "do not fit the sizes they give"));
+	img_free(&im);
+	/*
+	 * Fields inside the sizes given but beyond what is read of each object:
+	 * a code object's past its header (co_code), a str's past PyASCIIObject.
+	 */
+	{
+		static const struct {
+			unsigned int word;
+			uint64_t v;
+			const char *seed;
+		} past[][2] = {
+		    {{34, 0x400, "py313-code-past.img"}, {35, 0x200, NULL}},
+		    {{67, 0x400, "py313-str-past.img"}, {69, 0x100, NULL}},
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(past) / sizeof(past[0]); i++) {
+			make313(&im);
+			img_put64(&im, RUNTIME + past[i][0].word * 8, past[i][0].v);
+			img_put64(&im, RUNTIME + past[i][1].word * 8, past[i][1].v);
+			write_seed(&im, past[i][0].seed);
+			cap_begin();
+			T_ASSERT(!interp_python_open(&mem, im.runtime, im.version, 7, &next));
+			err = cap_end();
+			T_ASSERT(strstr(err, "do not fit the sizes they give"));
+			img_free(&im);
+		}
+	}
+	make313(&im);
 	/* No cookie at all. */
 	img_put(&im, RUNTIME, "xdebugpz", 8);
 	cap_begin();
