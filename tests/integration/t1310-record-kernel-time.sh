@@ -31,6 +31,8 @@
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
 users_self_and_nobody
+late_max=0
+is_sanitized_build && late_max=1
 
 truth() {
 	sed -n 's/^mapmix: call_share=\([0-9.]*\) .* mismatches=0$/\1/p' "$XP_OUT"
@@ -54,8 +56,11 @@ run() {
 	expect_exit 0 "$XPROF" report -i "$dir/$user-$hz$n.data" --folded -o "$user-$hz$n.folded"
 	# Waits for the address space's lock inside mmap are not late stops
 	# (record/due.c, the path): they sent it to any CPU, 0.50 for 0.59.
+	# A sanitized controller (two to three times slower) is late of its
+	# own at 3999 Hz now and then (one move in a run, the share in
+	# bounds): there one move is allowed; the shipped build is held to 0.
 	assert_within "$label: moves back to any CPU for lateness" \
-		"$(recorder_stat "$dir/$user-$hz$n.data" path_late)" 0 0
+		"$(recorder_stat "$dir/$user-$hz$n.data" path_late)" 0 "$late_max"
 	read -r lo hi < <(awk -v a="$before" -v b="$own" \
 		'BEGIN { printf "%.1f %.1f\n", (a < b ? a : b) - 5, (a > b ? a : b) + 5 }')
 	assert_share_between "$label: populate() (unprofiled: $before%, the run's own: $own%)" \
