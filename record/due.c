@@ -475,12 +475,13 @@ static bool left_out(struct xp_thread *th, struct smp_proc *p)
  * once back in its own code, and its calls read 30-43% of its CPU time
  * for a truth of 72% (perf: 67%, stat: 71-72%).
  */
-static int thread_cpu(struct xp_thread *th, uint64_t *faults)
+static int thread_cpu(struct sampler *s, struct xp_thread *th, uint64_t *faults)
 {
 	struct smp_thread *x = smp_thread_of(th);
 
 	if (x->stat_fd < 0)
 		x->stat_fd = procfs_open_task(th->proc->pid, th->tid, "stat");
+	s->st->stat_reads++;
 	return procfs_task_cpu_faults(x->stat_fd, faults);
 }
 
@@ -587,15 +588,15 @@ static int path_cpu(struct sampler *s, struct xp_thread *th)
 	if (!s->o->same_cpu)
 		return -1;
 	if (!path_adaptive(s))
-		return thread_cpu(th, &faults);
+		return thread_cpu(s, th, &faults);
 	if (pa->skid_free) {
-		cpu = thread_cpu(th, &faults);
+		cpu = thread_cpu(s, th, &faults);
 		if (cpu >= 0)
 			path_faults(s, x, faults);
 		return cpu;
 	}
 	if (!pa->faults_known || x->cpu.sampled_ns - pa->faults_cpu >= SMP_PATH_FAULT_SPAN) {
-		if (thread_cpu(th, &faults) >= 0)
+		if (thread_cpu(s, th, &faults) >= 0)
 			path_faults(s, x, faults);
 	}
 	s->st->irq_path_any++;

@@ -401,6 +401,7 @@ void emit_stats(struct sampler *s)
 	    {"exit_ns", st->exit_ns},
 	    {"origins", st->origins},
 	    {"maps_reads", st->maps_reads},
+	    {"stat_reads", st->stat_reads},
 	    {"tree_cpu_ns", st->tree_cpu_ns},
 	    {"stack_bytes_copied", st->stack_bytes_copied},
 	    {"irq_same_cpu", st->irq_same_cpu},

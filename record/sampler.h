@@ -124,6 +124,7 @@ struct sampler_stats {
 	uint64_t exit_ns;     /* CPU time found at threads' exits that no sample had covered */
 	uint64_t origins;     /* creators' stacks copied as they made a thread or process */
 	uint64_t maps_reads;  /* /proc/PID/maps read (not at a fork: the parent's are copied) */
+	uint64_t stat_reads;  /* threads' stat files read (their CPU and page faults: the path) */
 	uint64_t tree_cpu_ns; /* CPU time the traced tree used while recording, 0: not known */
 	uint64_t stacks;
 	uint64_t stop_hist[SCHEDULE_HIST_SIZE]; /* interrupt -> resume (schedule.h) */
