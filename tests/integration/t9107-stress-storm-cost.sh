@@ -8,7 +8,8 @@
 # 1,200, 1,800 and 2,800.  The recorder's CPU per process over the last
 # thousand is at most 1.5 times that over the first: a step that costs
 # in proportion to everything sampled so far (every pc sorted at each
-# exec, as once) made it 2.2 times.  Its failed samples are few (below).
+# exec, as once) made it 2.2 times.  Its failed samples are few, and the
+# files read for a fork's child or a short life few too (below).
 # shellcheck source=tests/lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 skip_unless_ptrace
@@ -62,5 +63,18 @@ expect_exit 0 "$XPROF" report -i forks.data --header-only -o forks.header
 reads=$(awk '$2 == "stat" && $3 == "maps_reads" { print $5 }' forks.header)
 say "# 1,000 forks: ${reads:-?} reads of maps"
 assert_within "maps read for 1,000 forked subshells" "${reads:--1}" 0 100
+
+# A process born while traced starts with no page faults at no CPU time
+# (the kernel zeroes its counters at fork), so the interrupt's path takes
+# that as its first measure (record/samples.c, smp_take_origin): 300
+# children of 5 ms each, sampled from any CPU, read no stat file for it
+# (one each, 300 or more, before; the parent's are a few).
+expect_exit 0 "$XPROF" -q record -o born.data -- "$XP_TARGETS/forker" --storm 300 5
+expect_exit 0 "$XPROF" report -i born.data --header-only -o born.header
+reads=$(awk '$2 == "stat" && $3 == "stat_reads" { print $5 }' born.header)
+samples=$(awk '$2 == "stat" && $3 == "samples" { print $5 }' born.header)
+say "# 300 children of 5 ms: ${samples:-?} samples, ${reads:-?} reads of a thread's stat file"
+assert_within "samples of 300 children of 5 ms" "${samples:--1}" 600 100000
+assert_within "stat files read for 300 children of 5 ms" "${reads:--1}" 0 100
 
 finish
