@@ -574,6 +574,19 @@ static void path_faults(struct sampler *s, struct smp_thread *x, uint64_t faults
 }
 
 /*
+ * The kernel starts a new task's fault counters at 0, at its CPU time of
+ * 0: that is the first measure, with no read of its stat file, and a
+ * process that lives less CPU time than the measure's span (a forking
+ * server's backend) is never read for it.
+ */
+void smp_path_born(struct smp_thread *x)
+{
+	x->path.faults_known = true;
+	x->path.faults = 0;
+	x->path.faults_cpu = 0;
+}
+
+/*
  * The CPU to interrupt due thread @th from: its own, or -1 for any.  Its
  * faults are read with its CPU on its own CPU's path, by a read of their
  * own once per SMP_PATH_FAULT_SPAN of CPU time on the other.

@@ -290,15 +290,7 @@ void smp_take_origin(struct sampler *s, struct xp_thread *creator, struct xp_thr
 	uint64_t pc, sp, fp;
 
 	c->born = true;
-	/*
-	 * The kernel starts a new task's fault counters at 0, at its CPU time
-	 * of 0: the path's first measure (path_faults) needs no read of its
-	 * stat file, and a process that lives less CPU time than the measure's
-	 * span (a forking server's backend) is never read for it.
-	 */
-	c->path.faults_known = true;
-	c->path.faults = 0;
-	c->path.faults_cpu = 0;
+	smp_path_born(c);
 	c->origin_proc = creator->proc;
 	c->origin_tid = creator->tid;
 	if (!creator->proc->execed || read_regs(s, creator, r))

@@ -689,6 +689,8 @@ bool smp_stop_in_call(struct sampler *s, struct smp_thread *x, const struct xp_r
  * again after its own CPU's interrupt counts against that path (due.c).
  */
 void smp_stop_dropped(struct sampler *s, struct smp_thread *x, const struct xp_regs *regs);
+/* @x's thread was born while traced: its path's first fault measure is known (due.c). */
+void smp_path_born(struct smp_thread *x);
 /*
  * CPU mode, in the stop of sample @r of @th, which is resumed at about
  * @t: the exact weight into @r; false when @r is not worth keeping (the
