@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -935,7 +936,7 @@ static void start(struct sampler *s)
 		ctl_short_slice();
 	s->loop.slack = ctl_min_timer_slack();
 	xp_debug(1, "open files: up to %lu", ctl_raise_nofile());
-	s->loop.ptrace_cap = procfs_self_has_cap(19); /* CAP_SYS_PTRACE */
+	s->loop.ptrace_cap = procfs_self_has_cap(CAP_SYS_PTRACE);
 	s->loop.start_cpu = xp_cpu_ns();
 	for (i = 0; s->o->kind == SAMPLER_ATTACH && s->o->mode == SAMPLER_CPU && i < t->nprocs; i++)
 		smp_proc_start_clock(s, t->procs[i]);

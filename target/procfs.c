@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdint.h>
@@ -586,7 +587,7 @@ bool procfs_explain_hidden(pid_t pid, int err, char *buf, size_t len)
 	/* Gone, not hidden: no pid to signal (EPERM: it exists, another user's). */
 	if (kill(pid, 0) && errno == ESRCH)
 		return false;
-	cap = procfs_self_has_cap(19); /* CAP_SYS_PTRACE */
+	cap = procfs_self_has_cap(CAP_SYS_PTRACE);
 	if (m.hidepid && !cap && root)
 		snprintf(buf, len,
 			 "/proc is mounted with hidepid=%d and xprof lacks CAP_SYS_PTRACE, so it "
