@@ -372,45 +372,55 @@ int tracer_attach(struct tracer *t, pid_t pid)
 	return seize_process(t, pid, 0);
 }
 
-/* The children of every thread of traced process @p into *@kids (*@nr of *@alloc). */
-static void list_children(const struct xp_process *p, pid_t **kids, size_t *nr,
-			  unsigned long *alloc)
+/* A walk down the traced tree (tracer_attach_descendants). */
+struct descent {
+	pid_t *kids; /* the children of the process looked into */
+	size_t nkids;
+	unsigned long kids_alloc;
+	pid_t skip[64]; /* xprof and its ancestors */
+	unsigned int nskip;
+	pid_t *refused; /* children that could not be seized, once each */
+	size_t nrefused;
+	unsigned long refused_alloc;
+	int err; /* the errno of the first refusal */
+};
+
+/* The children of every thread of traced process @p into d->kids. */
+static void list_children(const struct xp_process *p, struct descent *d)
 {
 	char path[64];
 	struct dirent *de;
-	DIR *d;
+	DIR *dir;
 
+	d->nkids = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
-	d = opendir(path);
-	if (!d)
+	dir = opendir(path);
+	if (!dir)
 		return; /* gone */
-	while ((de = readdir(d))) {
+	while ((de = readdir(dir))) {
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
 
 		if (!*end && tid > 0)
-			procfs_children(p->pid, (pid_t)tid, kids, nr, alloc);
+			procfs_children(p->pid, (pid_t)tid, &d->kids, &d->nkids, &d->kids_alloc);
 	}
-	closedir(d);
+	closedir(dir);
 }
 
 /*
- * This process and its ancestors (at most @max, into @out): a shell that
- * ran xprof attach on itself has them below it, and they are not to be
- * seized.  How many.
+ * This process and its ancestors into d->skip: a shell that ran xprof
+ * attach on itself has them below it, and they are not to be seized.
  */
-static unsigned int own_line(pid_t *out, unsigned int max)
+static void own_line(struct descent *d)
 {
 	pid_t pid = getpid(), tgid, ppid;
-	unsigned int n = 0;
 
-	while (pid > 1 && n < max) {
-		out[n++] = pid;
+	while (pid > 1 && d->nskip < sizeof(d->skip) / sizeof(d->skip[0])) {
+		d->skip[d->nskip++] = pid;
 		if (procfs_status_ids(pid, &tgid, &ppid))
 			break;
 		pid = ppid;
 	}
-	return n;
 }
 
 static bool in_list(const pid_t *list, size_t n, pid_t pid)
@@ -422,50 +432,49 @@ static bool in_list(const pid_t *list, size_t n, pid_t pid)
 }
 
 /*
- * Seize the children of traced process @p not seized yet, but those in
- * @skip; the refused ones go into *@refused (*@nrefused of *@ralloc).
- * How many were seized.  A child that exited (a zombie its parent has
- * not reaped yet: the kernel refuses to seize it) is gone, not refused;
- * so is one traced by us already, through its parent's fork since.
+ * Seize the children of traced process @p in d->kids not seized yet, but
+ * those in d->skip; the refused ones go into d->refused.  How many were
+ * seized.  A child that exited (a zombie its parent has not reaped yet:
+ * the kernel refuses to seize it) is gone, not refused; so is one traced
+ * by us already, through its parent's fork since.
  */
-static unsigned long seize_children(struct tracer *t, const struct xp_process *p, pid_t *kids,
-				    size_t nr, const pid_t *skip, unsigned int nskip,
-				    pid_t **refused, size_t *nrefused, unsigned long *ralloc,
-				    int *err)
+static unsigned long seize_children(struct tracer *t, const struct xp_process *p, struct descent *d)
 {
 	unsigned long seized = 0;
 	size_t k;
 	char st;
 	int e;
 
-	for (k = 0; k < nr; k++) {
-		if (tracer_find(t, kids[k]) || in_list(skip, nskip, kids[k]) ||
-		    in_list(*refused, *nrefused, kids[k]))
+	for (k = 0; k < d->nkids; k++) {
+		pid_t kid = d->kids[k];
+
+		if (tracer_find(t, kid) || in_list(d->skip, d->nskip, kid) ||
+		    in_list(d->refused, d->nrefused, kid))
 			continue;
-		e = seize_process(t, kids[k], p->pid);
+		e = seize_process(t, kid, p->pid);
 		if (!e) {
 			seized++;
 			continue;
 		}
-		st = procfs_task_state(kids[k], kids[k]);
+		st = procfs_task_state(kid, kid);
 		if (e == -ESRCH || e == -ENOENT || st == 'Z' || st == 'X' || st == '?' ||
-		    (e == -EPERM && procfs_tracer(kids[k]) == getpid()))
+		    (e == -EPERM && procfs_tracer(kid) == getpid()))
 			continue;
-		if (!*nrefused)
-			*err = -e;
-		xp_grow((void **)refused, ralloc, *nrefused + 1, sizeof(**refused));
-		(*refused)[(*nrefused)++] = kids[k];
+		if (!d->nrefused)
+			d->err = -e;
+		xp_grow((void **)&d->refused, &d->refused_alloc, d->nrefused + 1,
+			sizeof(*d->refused));
+		d->refused[d->nrefused++] = kid;
 	}
 	return seized;
 }
 
 int tracer_attach_descendants(struct tracer *t, unsigned long *nrefused, int *err)
 {
-	pid_t *kids = NULL, *refused = NULL, line[64];
-	unsigned long alloc = 0, ralloc = 0, i;
-	size_t nr, nref = 0;
-	unsigned int nline, rounds;
+	struct descent d = {0};
+	unsigned int rounds;
 	char path[64];
+	unsigned long i;
 
 	*nrefused = 0;
 	*err = 0;
@@ -474,7 +483,7 @@ int tracer_attach_descendants(struct tracer *t, unsigned long *nrefused, int *er
 	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
 	if (access(path, F_OK))
 		return -1;
-	nline = own_line(line, sizeof(line) / sizeof(line[0]));
+	own_line(&d);
 	/*
 	 * t->procs grows as children are seized: each is looked into in turn,
 	 * its list read again until a pass seizes nothing (a child whose fork
@@ -484,16 +493,15 @@ int tracer_attach_descendants(struct tracer *t, unsigned long *nrefused, int *er
 		if (t->procs[i]->exited)
 			continue;
 		for (rounds = 0; rounds < 100; rounds++) {
-			nr = 0;
-			list_children(t->procs[i], &kids, &nr, &alloc);
-			if (!seize_children(t, t->procs[i], kids, nr, line, nline, &refused, &nref,
-					    &ralloc, err))
+			list_children(t->procs[i], &d);
+			if (!seize_children(t, t->procs[i], &d))
 				break;
 		}
 	}
-	*nrefused = nref;
-	free(kids);
-	free(refused);
+	*nrefused = d.nrefused;
+	*err = d.err;
+	free(d.kids);
+	free(d.refused);
 	return 0;
 }
 
