@@ -1,33 +1,53 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * follow_floor: the least that following a process tree with ptrace costs
- * it, for the forkserver benchmark (bench/trees.sh, tools follow and
- * follow-exit).  Not a profiler and not a ctest test.
+ * it, and with -F the least that sampling it costs as well, for the
+ * process-tree benchmarks (bench/trees.sh, tools follow, follow-exit and
+ * floor).  Not a profiler and not a ctest test.
  *
- *   follow_floor [-x] -p PID
+ *   follow_floor [-x] [-F HZ] -p PID
+ *   follow_floor [-x] [-F HZ] -- COMMAND [ARG]...
  *
  * It seizes every thread of PID as xprof attach does (tracer_attach, with
  * xprof's options for following the tree: clone, fork, vfork and exec
- * events; with -x exit stops too, as xprof's CPU mode asks for them) and
- * then only resumes each stop
- * as it arrives: the creator's event stop at each fork, the new task's
- * first stop, each exec's and (with -x) each exit's, and the reaping of
- * each end.  No sample, no /proc read, no data file: what a tracer that
- * follows the tree costs it at the least, whatever it records.  Every
- * stop is resumed at once with a blocking wait4 (one wake-up per stop),
- * at real-time priority 1 as root, as xprof runs.
+ * events; with -x exit stops too, as xprof's CPU mode asks for them), or
+ * launches COMMAND seized with the same options, as xprof record does.
+ * Without -F it then only resumes each stop as it arrives: the creator's
+ * event stop at each fork, the new task's first stop, each exec's and
+ * (with -x) each exit's, and the reaping of each end.  No sample, no /proc
+ * read, no data file: what a tracer that follows the tree costs it at the
+ * least, whatever it records.  Every stop is resumed at once with a
+ * blocking wait4 (one wake-up per stop), at real-time priority 1 as root,
+ * as xprof runs.
  *
- * It prints "follow_floor: attached to N threads" on stdout once seized;
- * on SIGINT or SIGTERM it detaches from every thread and prints on stderr
- *   follow_floor: N stops, T tasks, cpu C us per task
+ * With -F it also samples, as bench/ptrace_floor does one process: at
+ * each tick of HZ per second it reads the CPU clock of every process of
+ * the tree (a system call each, no /proc) and takes one sample per
+ * period (1/HZ) of a process's CPU time, at most one per CPU per tick:
+ * PTRACE_INTERRUPT of one of its threads (in turn), then at the stop the
+ * registers, 2 KiB of stack and the resume, the interrupt sent from
+ * whatever CPU it runs on.  Between ticks it sleeps in sigtimedwait for
+ * SIGCHLD and resumes the stops that arrive.  Which process ran is the
+ * least a tree sampler must learn, and a process clock is the cheapest
+ * way to learn it; which thread of a process ran it does not learn (the
+ * trees here are of single-threaded processes).
+ *
+ * Attached, it prints "follow_floor: attached to N threads" on stdout once
+ * seized; on SIGINT or SIGTERM it detaches from every thread.  Launched, it
+ * runs until every task of the tree has ended and exits with COMMAND's
+ * status (128 + signal when killed).  At the end it prints on stderr
+ *   follow_floor: N stops, T tasks, S samples, cpu C us per task
  * (T: the threads and processes it saw begin; C: its own CPU time over
- * them), exit status 0.  A signal that comes just before it blocks in
- * wait4 is seen at the next stop of the tree.
+ * them).  A signal that comes just before it blocks in wait4 is seen at
+ * the next stop of the tree.
  */
+#include "arch/arch.h"
+#include "clock.h"
 #include "ctl.h"
 #include "tracer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,18 +56,41 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "spawn.h"
 
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP 128
 #endif
 
-#define USAGE "usage: follow_floor [-x] -p PID"
+#define FLOOR_STACK_BYTES 2048
+#define USAGE		  "usage: follow_floor [-x] [-F HZ] (-p PID | -- COMMAND [ARG]...)"
 
-static pid_t *tids;
-static size_t ntids, tids_alloc;
+struct task {
+	pid_t tid;
+	pid_t tgid;   /* its process: a fork's child is one, a clone's joins its creator's */
+	bool pending; /* interrupted for a sample, its stop not seen yet */
+};
+
+struct proc {
+	pid_t pid;
+	uint64_t clock_ns; /* its CPU clock at the last tick */
+	uint64_t credit;   /* CPU time not sampled yet */
+	unsigned long turn;
+};
+
+static struct task *tasks;
+static size_t ntasks, tasks_alloc;
+static struct proc *procs;
+static size_t nprocs, procs_alloc;
 static volatile sig_atomic_t stopping;
+static const struct xp_arch *arch;
+static pid_t leader;
+static int exit_status = -1;
+static unsigned long long nsamples;
 
 static void die(const char *what, const char *why)
 {
@@ -55,37 +98,86 @@ static void die(const char *what, const char *why)
 	exit(2);
 }
 
-static ssize_t tid_index(pid_t tid)
+static void *grow(void *p, size_t *alloc, size_t n, size_t size)
+{
+	if (n < *alloc)
+		return p;
+	*alloc = *alloc ? 2 * *alloc : 64;
+	p = realloc(p, *alloc * size);
+	if (!p)
+		die("out of memory", NULL);
+	return p;
+}
+
+static struct task *task_find(pid_t tid)
 {
 	size_t i;
 
-	for (i = 0; i < ntids; i++)
-		if (tids[i] == tid)
-			return (ssize_t)i;
-	return -1;
+	for (i = 0; i < ntasks; i++)
+		if (tasks[i].tid == tid)
+			return &tasks[i];
+	return NULL;
 }
 
-/* Whether @tid was new. */
-static bool tid_add(pid_t tid)
+static struct proc *proc_find(pid_t pid)
 {
-	if (tid_index(tid) >= 0)
+	size_t i;
+
+	for (i = 0; i < nprocs; i++)
+		if (procs[i].pid == pid)
+			return &procs[i];
+	return NULL;
+}
+
+/* @pid's process, known from now on; its CPU time before is not sampled. */
+static void proc_add(pid_t pid)
+{
+	struct proc *p = proc_find(pid);
+
+	if (p)
+		return;
+	procs = grow(procs, &procs_alloc, nprocs, sizeof(*procs));
+	p = &procs[nprocs++];
+	*p = (struct proc){.pid = pid};
+	xp_clock_read(xp_process_clock(pid), &p->clock_ns);
+}
+
+static void proc_remove(pid_t pid)
+{
+	struct proc *p = proc_find(pid);
+
+	if (p)
+		*p = procs[--nprocs];
+}
+
+/* Whether @tid was new; it belongs to @tgid's process (a new one when @tgid is @tid). */
+static bool task_add(pid_t tid, pid_t tgid)
+{
+	struct task *t = task_find(tid);
+
+	if (t) {
+		if (t->tgid != tgid && t->tgid == tid) { /* first seen before its creator's event */
+			proc_remove(tid);
+			t->tgid = tgid;
+		}
 		return false;
-	if (ntids == tids_alloc) {
-		tids_alloc = tids_alloc ? 2 * tids_alloc : 64;
-		tids = realloc(tids, tids_alloc * sizeof(*tids));
-		if (!tids)
-			die("out of memory", NULL);
 	}
-	tids[ntids++] = tid;
+	tasks = grow(tasks, &tasks_alloc, ntasks, sizeof(*tasks));
+	tasks[ntasks++] = (struct task){.tid = tid, .tgid = tgid};
+	if (tid == tgid)
+		proc_add(tid);
 	return true;
 }
 
-static void tid_remove(pid_t tid)
+static void task_remove(pid_t tid)
 {
-	ssize_t i = tid_index(tid);
+	struct task *t = task_find(tid);
 
-	if (i >= 0)
-		tids[i] = tids[--ntids];
+	if (!t)
+		return;
+	if (t->tid == t->tgid)
+		proc_remove(t->tid);
+	*t = tasks[--ntasks];
 }
 
 static void on_signal(int sig)
@@ -99,17 +191,57 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-/* Resume (or, when stopping, detach) the stopped @tid; a new task counts in @tasks. */
-static void resume(pid_t tid, int status, unsigned long *tasks)
+/* The registers and the top of the stack: what every sample copies. */
+static void take_sample(const struct task *t)
+{
+	static char buf[FLOOR_STACK_BYTES];
+	struct xp_regs regs;
+	struct iovec local = {buf, sizeof(buf)}, remote;
+
+	if (arch->regs_read(t->tid, &regs))
+		return;
+	remote.iov_base = (void *)(uintptr_t)xp_regs_get(&regs, arch->dwarf.sp);
+	remote.iov_len = sizeof(buf);
+	if (process_vm_readv(t->tgid, &local, 1, &remote, 1, 0) > 0)
+		nsamples++;
+}
+
+/*
+ * One wait status of @tid: its sample if it was interrupted for one, the
+ * task it made, then its resume (or, when stopping, its detach).  A new
+ * task counts in @ntasks_seen where it is first seen (its creator's event
+ * or its own first stop, whichever comes first).
+ */
+static void handle(pid_t tid, int status, unsigned long *ntasks_seen)
 {
 	int sig = WSTOPSIG(status), event = (unsigned)status >> 16;
 	long deliver = event == 0 ? sig : 0; /* a signal-delivery stop passes its signal on */
+	unsigned long msg;
+	struct task *t;
 
-	if (tid_add(tid) && event == PTRACE_EVENT_STOP)
-		(*tasks)++; /* a thread or process seen at its first stop */
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		if (tid == leader)
+			exit_status =
+			    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		task_remove(tid);
+		return;
+	}
+	if (task_add(tid, tid))
+		(*ntasks_seen)++; /* a thread or process seen at its first stop */
+	t = task_find(tid);
+	/* Any stop of an interrupted thread is its sample, as ptrace_floor's. */
+	if (t->pending) {
+		t->pending = false;
+		take_sample(t);
+	}
+	if ((event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+	     event == PTRACE_EVENT_CLONE) &&
+	    ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
+	    task_add((pid_t)msg, event == PTRACE_EVENT_CLONE ? t->tgid : (pid_t)msg))
+		(*ntasks_seen)++; /* seen at its creator's event, before its own first stop */
 	if (stopping) {
 		ptrace(PTRACE_DETACH, tid, 0, (void *)deliver);
-		tid_remove(tid);
+		task_remove(tid);
 	} else if (event == PTRACE_EVENT_STOP && is_stop_signal(sig)) {
 		ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop: job control as without us */
 	} else {
@@ -117,81 +249,217 @@ static void resume(pid_t tid, int status, unsigned long *tasks)
 	}
 }
 
+/* Interrupt one thread of @p (in turn) for a sample; false if none could be. */
+static bool interrupt_in(struct proc *p)
+{
+	size_t i, n = ntasks;
+
+	for (i = 0; i < n; i++) {
+		struct task *t = &tasks[(p->turn + i) % n];
+
+		if (t->tgid != p->pid || t->pending || ptrace(PTRACE_INTERRUPT, t->tid, 0, 0))
+			continue;
+		t->pending = true;
+		p->turn += i + 1;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A tick: every process's CPU since the last, one sample per period of
+ * it, at most @cpus in all, the processes taken in turn (a process with
+ * more due than one gets its second once every other had its first).  The credit is
+ * kept up to 64 periods a process: a running thread's clock moves by the
+ * kernel's ticks (ptrace_floor.c).
+ */
+static void tick(size_t cpus, uint64_t period)
+{
+	static size_t first;
+	size_t i, k = 0, n = nprocs;
+	bool taken;
+
+	for (i = 0; i < n; i++) {
+		struct proc *p = &procs[i];
+		uint64_t ns;
+
+		if (xp_clock_read(xp_process_clock(p->pid), &ns))
+			continue; /* ended, not reaped yet */
+		p->credit += ns > p->clock_ns ? ns - p->clock_ns : 0;
+		p->clock_ns = ns;
+		if (p->credit > 64 * period)
+			p->credit = 64 * period;
+	}
+	for (taken = true; taken && k < cpus;) {
+		taken = false;
+		for (i = 0; i < n && k < cpus; i++) {
+			struct proc *p = &procs[(first + i) % n];
+
+			if (p->credit >= period && interrupt_in(p)) {
+				p->credit -= period;
+				taken = true;
+				k++;
+			}
+		}
+	}
+	first++;
+}
+
+/* The wait statuses there are now; false once no task is left. */
+static bool drain(unsigned long *stops, unsigned long *ntasks_seen)
+{
+	pid_t tid;
+	int status;
+
+	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
+		if (!WIFEXITED(status) && !WIFSIGNALED(status))
+			(*stops)++;
+		handle(tid, status, ntasks_seen);
+	}
+	return !(tid < 0 && errno == ECHILD);
+}
+
+/* Launch @argv seized with @options, held until then; its pid. */
+static pid_t launch(char **argv, unsigned long options)
+{
+	int go[2], err[2], e;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		die("pipe", strerror(errno));
+	pid = spawn_held(argv, go, err, 0);
+	if (pid < 0)
+		die("fork", strerror(errno));
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(options | PTRACE_O_EXITKILL))) {
+		e = errno;
+		kill(pid, SIGKILL);
+		die("PTRACE_SEIZE", strerror(e));
+	}
+	close(go[0]);
+	close(err[1]);
+	if (write(go[1], "g", 1) != 1)
+		die("write", strerror(errno));
+	close(go[1]);
+	if (read(err[0], &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+		fprintf(stderr, "follow_floor: %s: %s\n", argv[0], strerror(e));
+		exit(127);
+	}
+	close(err[0]);
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int flags = TRACER_FOLLOW;
-	unsigned long stops = 0, tasks = 0;
+	unsigned long stops = 0, ntasks_seen = 0, hz = 0;
 	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: wait4 returns */
+	uint64_t period = 0, next = 0;
 	struct tracer tr;
 	struct xp_thread *th;
 	struct rusage ru;
-	unsigned long k = 0;
+	unsigned long k = 0, options;
+	sigset_t chld;
+	size_t cpus;
 	pid_t pid = 0;
 	int c, e, status;
 	size_t i;
 
-	while ((c = getopt(argc, argv, "xp:")) != -1) {
+	while ((c = getopt(argc, argv, "+xp:F:")) != -1) {
 		if (c == 'x')
 			flags |= TRACER_EXIT_STOPS;
 		else if (c == 'p')
 			pid = (pid_t)strtol(optarg, NULL, 10);
+		else if (c == 'F')
+			hz = strtoul(optarg, NULL, 10);
 		else
 			die(USAGE, NULL);
 	}
-	if (pid <= 0 || optind != argc)
+	if ((pid <= 0) == (optind == argc) || hz > 100000)
 		die(USAGE, NULL);
+	arch = xp_arch_host();
+	if (!arch)
+		die("unsupported architecture", NULL);
+	cpus = (size_t)sysconf(_SC_NPROCESSORS_ONLN);
+	if (hz)
+		period = XP_NS_PER_SEC / hz;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (hz)
+		sigprocmask(SIG_BLOCK, &chld, NULL); /* taken with sigtimedwait */
 	if (geteuid() == 0) {
 		ctl_hold_poll_idle(); /* held open until exit */
 		ctl_raise_priority(1);
 	}
-	tracer_init(&tr, flags);
-	if ((e = tracer_attach(&tr, pid)))
-		die("cannot attach", strerror(-e));
-	while ((th = tracer_thread_at(&tr, &k)))
-		tid_add(th->tid);
-	tracer_release(&tr); /* from here on its own list: no bookkeeping per stop */
-	printf("follow_floor: attached to %zu threads\n", ntids);
-	fflush(stdout);
+	if (pid > 0) {
+		tracer_init(&tr, flags);
+		if ((e = tracer_attach(&tr, pid)))
+			die("cannot attach", strerror(-e));
+		while ((th = tracer_thread_at(&tr, &k)))
+			task_add(th->tid, th->proc->pid);
+		tracer_release(&tr); /* from here on its own list: no bookkeeping per stop */
+		printf("follow_floor: attached to %zu threads\n", ntasks);
+		fflush(stdout);
+	} else {
+		options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+			  PTRACE_O_TRACEEXEC | (flags & TRACER_EXIT_STOPS ? PTRACE_O_TRACEEXIT : 0);
+		leader = launch(argv + optind, options);
+		task_add(leader, leader);
+	}
 
+	next = xp_now_ns() + period;
 	while (!stopping) {
-		pid_t tid = waitpid(-1, &status, __WALL);
+		pid_t tid;
 
+		if (hz) {
+			uint64_t now = xp_now_ns();
+			struct timespec ts;
+
+			if (now >= next) {
+				next = now >= next + period ? now + period : next + period;
+				tick(cpus, period);
+				now = xp_now_ns();
+			}
+			ts = xp_ns_timespec(next > now ? next - now : 0);
+			if (sigtimedwait(&chld, NULL, &ts) == SIGCHLD &&
+			    !drain(&stops, &ntasks_seen))
+				break; /* ECHILD: all gone */
+			continue;
+		}
+		tid = waitpid(-1, &status, __WALL);
 		if (tid < 0 && errno == EINTR)
 			continue;
 		if (tid < 0)
 			break; /* ECHILD: all gone */
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			tid_remove(tid);
-			continue;
-		}
-		stops++;
-		resume(tid, status, &tasks);
+		if (!WIFEXITED(status) && !WIFSIGNALED(status))
+			stops++;
+		handle(tid, status, &ntasks_seen);
 	}
 	/* Interrupt each thread and detach it at its stop (or see it end). */
-	for (i = 0; i < ntids; i++)
-		ptrace(PTRACE_INTERRUPT, tids[i], 0, 0);
-	alarm(5); /* a thread that never stops again must not hold us */
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGALRM, &sa, NULL);
-	while (ntids) {
-		pid_t tid = waitpid(-1, &status, __WALL);
+	if (stopping) {
+		sigprocmask(SIG_UNBLOCK, &chld, NULL);
+		for (i = 0; i < ntasks; i++)
+			ptrace(PTRACE_INTERRUPT, tasks[i].tid, 0, 0);
+		alarm(5); /* a thread that never stops again must not hold us */
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGALRM, &sa, NULL);
+		while (ntasks) {
+			pid_t tid = waitpid(-1, &status, __WALL);
 
-		if (tid < 0 && errno == EINTR)
-			continue;
-		if (tid < 0)
-			break;
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			tid_remove(tid);
-		else
-			resume(tid, status, &tasks);
+			if (tid < 0 && errno == EINTR)
+				continue;
+			if (tid < 0)
+				break;
+			handle(tid, status, &ntasks_seen);
+		}
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "follow_floor: %lu stops, %lu tasks, cpu %.1f us per task\n", stops, tasks,
-		tasks ? ((double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
-			 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec) /
-			    (double)tasks
-		      : 0.0);
-	return 0;
+	fprintf(stderr, "follow_floor: %lu stops, %lu tasks, %llu samples, cpu %.1f us per task\n",
+		stops, ntasks_seen, nsamples,
+		ntasks_seen ? ((double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+			       (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec) /
+				  (double)ntasks_seen
+			    : 0.0);
+	return pid > 0 ? 0 : exit_status < 0 ? 0 : exit_status;
 }

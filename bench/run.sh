@@ -45,7 +45,10 @@
 #                   does only what every ptrace sample must (interrupt, wait,
 #                   registers, 2 KiB of stack, resume) from any CPU, no /proc
 #                   reads, its threads' CPUs told by the target for free: what
-#                   a ptrace sampler costs at the least (bench/ptrace_floor.c)
+#                   a ptrace sampler costs at the least (bench/ptrace_floor.c);
+#                   on the process trees (floor only) build/tests/follow_floor
+#                   -x -F: the same per process of the tree it follows,
+#                   which process ran told by its CPU clock (bench/trees.sh)
 #      floor-pin, floor-user-pin  the same with -p: it and the target pinned
 #                   to one CPU, so that each interrupt finds the thread
 #                   preempted (no skid), as xprof's do (split only)
@@ -252,7 +255,7 @@ for tool in "${tools[@]}"; do
 	case $tool in
 	*-base) [[ -n $base_build && -x $base_build/xprof ]] || die "$tool needs BENCH_BASE, a build directory with an xprof" ;;&
 	floor*) [[ -x $floor ]] || die "$floor not found: build first (cmake --build $build)" ;;&
-	follow*) [[ -x $follow ]] || die "$follow not found: build first (cmake --build $build)" ;;&
+	floor | follow*) [[ -x $follow ]] || die "$follow not found: build first (cmake --build $build)" ;;&
 	xprof | xprof-base | xprof-any | xprof-nointerp | perf-fp | perf-dwarf | floor | floor-pin | floor-move | follow | follow-exit) ;;
 	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base | xprof-user-any | floor-user | floor-user-pin | floor-user-move)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"

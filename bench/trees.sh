@@ -25,9 +25,12 @@
 # Tools: bare, and of BENCH_TOOLS: xprof, xprof-base, xprof-any (xprof
 # record -F BENCH_TREE_FREQ; for forkserver xprof attach -p), perf-fp and
 # perf-dwarf (perf record -F BENCH_TREE_FREQ -g / --call-graph dwarf;
-# for forkserver perf record -p), and for forkserver only follow and
-# follow-exit (build/tests/follow_floor -p, -x -p: a tracer that follows
-# the tree and only resumes its stops, the floor of any ptrace follower).
+# for forkserver perf record -p), floor (build/tests/follow_floor -x -F
+# BENCH_TREE_FREQ, launched or -p: a tracer that follows the tree, stops
+# each exit as xprof does and samples it, one sample per period of each
+# process's CPU clock, registers and 2 KiB of stack: the floor of any
+# ptrace sampler of a tree), and for forkserver only follow and
+# follow-exit (follow_floor -p, -x -p: the same follower without samples).
 # A repetition runs every tool once, in an
 # order that rotates from repetition to repetition; BENCH_TREE_REPS of them.
 #
@@ -348,6 +351,18 @@ tree_xprof_stats() {
 		}'
 }
 
+# tree_follower TOOL: whether TOOL is build/tests/follow_floor (attached,
+# it says on stdout when it has seized the tree; it writes no data file).
+tree_follower() {
+	[[ $1 == follow || $1 == follow-exit || $1 == floor ]]
+}
+
+# tree_floor_stats ERRLOG: "samples cpu_per_task_us" from follow_floor's last line.
+tree_floor_stats() {
+	sed -nE 's/^follow_floor: [0-9]+ stops, [0-9]+ tasks, ([0-9]+) samples, cpu ([0-9.]+) us per task$/\1 \2/p' "$1" |
+		tail -n 1 | grep . || echo "- -"
+}
+
 # tree_seconds "XmY.Zs": seconds.
 tree_times_sum() {
 	awk 'NR > 1 { for (i = 1; i <= NF; i++) { split($i, a, "m"); sub(/s$/, "", a[2]); s += a[1] * 60 + a[2] } }
@@ -382,6 +397,7 @@ tree_launch() {
 		;;
 	perf-fp) cmd=(perf record -q -e "$event" -F "$tree_freq" -g -o "$data" --) ;;
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$tree_freq" --call-graph dwarf -o "$data" --) ;;
+	floor) cmd=("$follow" -x -F "$tree_freq" --) ;;
 	esac
 	[[ $tool != perf-* ]] || raise_rate
 	# shellcheck disable=SC2016 # the wrapper's own variables
@@ -408,13 +424,15 @@ tree_launch() {
 	if [[ $tool == xprof* ]]; then
 		read -r samples procs p50 p99 pmax h50 h99 xcpu pcpu < <(tree_xprof_stats "$x" "$data")
 		read -r all first last win tfirst tlast < <(tree_growth "$mon")
+	elif [[ $tool == floor ]]; then
+		read -r samples all < <(tree_floor_stats "$log.err")
 	fi
-	[[ $tool == bare ]] || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
+	[[ $tool == bare || $tool == floor ]] || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
 	rm -f "$data"
 	tree_row "$rep" "$w" "$tool" "$work" "$total" - "$samples" "$procs" "$p50" "$p99" "$pmax" "$h50" \
 		"$h99" "$xcpu" "$all" "$first" "$last" "$win" "$pcpu" "$tree_cpu" "$bytes" - "$tfirst" "$tlast"
 	printf '  rep %d %-10s %-10s work %7.2fs total %7.2fs tree CPU %7.2fs%s\n' "$rep" "$w" "$tool" \
-		"$work" "$total" "$tree_cpu" "$([[ $tool != xprof* ]] || echo ", profile CPU ${pcpu}s, stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us (first $first, last $last)")"
+		"$work" "$total" "$tree_cpu" "$([[ $tool != xprof* ]] || echo ", profile CPU ${pcpu}s, stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us (first $first, last $last)")$([[ $tool != floor ]] || echo ", $samples samples, its CPU/task ${all} us")"
 }
 
 # tree_wait PID SECONDS: wait for PID to exit, at most SECONDS; its status,
@@ -453,8 +471,9 @@ tree_attach() {
 	perf-dwarf) cmd=(perf record -q -e "$event" -F "$tree_freq" --call-graph dwarf -o "$data" -p "$pg_pid") ;;
 	follow) cmd=("$follow" -p "$pg_pid") ;;
 	follow-exit) cmd=("$follow" -x -p "$pg_pid") ;;
+	floor) cmd=("$follow" -x -F "$tree_freq" -p "$pg_pid") ;;
 	esac
-	if [[ $tool == follow* ]]; then
+	if tree_follower "$tool"; then
 		# It says on stdout when it has seized the postmaster.
 		"${cmd[@]}" >"$log.out" 2>"$log.err" &
 		pid=$!
@@ -493,7 +512,7 @@ tree_attach() {
 			kill -INT "$pid" 2>/dev/null || true
 		fi
 		tree_wait "$pid" 120 || status=$?
-		[[ $tool == follow* ]] || exec 6>&- 7>&-
+		tree_follower "$tool" || exec 6>&- 7>&-
 		# perf record ends with 130 when its SIGINT was not caught in time
 		if [[ $tool == perf-* && $status == 130 ]]; then
 			status=0
@@ -509,15 +528,15 @@ tree_attach() {
 		read -r samples procs p50 p99 pmax h50 h99 xcpu pcpu < <(tree_xprof_stats "$x" "$data")
 		all=$(awk -v c="$xcpu" -v n="$procs" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }')
 	fi
-	if [[ $tool == follow* ]]; then
-		all=$(sed -nE 's/^follow_floor: .* cpu ([0-9.]+) us per task$/\1/p' "$log.err")
+	if tree_follower "$tool"; then
+		read -r samples all < <(tree_floor_stats "$log.err")
 	fi
-	[[ $tool == bare || $tool == follow* ]] || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
+	[[ $tool == bare ]] || tree_follower "$tool" || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
 	rm -f "$data"
 	tree_row "$rep" forkserver "$tool" "$pg_seconds" - "$tps" "$samples" "$procs" "$p50" "$p99" "$pmax" \
 		"$h50" "$h99" "$xcpu" "$all" - - - "$pcpu" - "$bytes" "$harm" - -
 	printf '  rep %d %-10s %-10s %8.1f tps, server %s%s\n' "$rep" forkserver "$tool" "$tps" "$harm" \
-		"$([[ $tool != xprof* ]] || echo ", stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us")$([[ $tool != follow* ]] || echo ", its CPU/task ${all} us")"
+		"$([[ $tool != xprof* ]] || echo ", stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us")$(! tree_follower "$tool" || echo ", $samples samples, its CPU/task ${all} us")"
 }
 
 trees_cleanup() {
@@ -533,7 +552,7 @@ trees_run() {
 	command -v unshare >/dev/null || die "process trees need unshare (util-linux)"
 	for tool in "${tools[@]}"; do
 		case $tool in
-		xprof | xprof-base | xprof-any | perf-fp | perf-dwarf | follow | follow-exit)
+		xprof | xprof-base | xprof-any | perf-fp | perf-dwarf | floor | follow | follow-exit)
 			if [[ $tool == perf-* && -n ${failed[$tool]:-} ]]; then
 				continue
 			fi
@@ -541,7 +560,7 @@ trees_run() {
 			;;
 		*)
 			[[ -z ${BENCH_TOOLS:-} ]] ||
-				printf '%s\t%s\n' "trees $tool" "not measured on process trees (xprof, xprof-base, xprof-any, perf-fp, perf-dwarf are; follow and follow-exit on forkserver)" >>"$out/failures.txt"
+				printf '%s\t%s\n' "trees $tool" "not measured on process trees (xprof, xprof-base, xprof-any, perf-fp, perf-dwarf, floor are; follow and follow-exit on forkserver)" >>"$out/failures.txt"
 			;;
 		esac
 	done
