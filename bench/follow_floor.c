@@ -23,10 +23,13 @@
  * With -F it also samples, as bench/ptrace_floor does one process: at
  * each tick of HZ per second it reads the CPU clock of every process of
  * the tree (a system call each, no /proc) and takes one sample per
- * period (1/HZ) of a process's CPU time, at most one per CPU per tick:
- * PTRACE_INTERRUPT of one of its threads (in turn), then at the stop the
- * registers, 2 KiB of stack and the resume, the interrupt sent from
- * whatever CPU it runs on.  Between ticks it sleeps in sigtimedwait for
+ * period (1/HZ) of a process's CPU time, the first once it has run, at
+ * most one per CPU per tick: PTRACE_INTERRUPT of one of its threads (in
+ * turn), then at the stop the registers, 2 KiB of stack and the resume,
+ * the interrupt sent from whatever CPU it runs on.  With -x, the time a
+ * process ran since the last tick is sampled at its exit stop when due,
+ * with no interrupt: as many samples of a tree of short lives as xprof
+ * takes.  Between ticks it sleeps in sigtimedwait for
  * SIGCHLD and resumes the stops that arrive.  Which process ran is the
  * least a tree sampler must learn, and a process clock is the cheapest
  * way to learn it; which thread of a process ran it does not learn (the
@@ -78,7 +81,7 @@ struct task {
 struct proc {
 	pid_t pid;
 	uint64_t clock_ns; /* its CPU clock at the last tick */
-	uint64_t credit;   /* CPU time not sampled yet */
+	int64_t credit;	   /* CPU time not sampled yet, less what samples over-covered */
 	unsigned long turn;
 };
 
@@ -91,6 +94,7 @@ static const struct xp_arch *arch;
 static pid_t leader;
 static int exit_status = -1;
 static unsigned long long nsamples;
+static int64_t period; /* ns of CPU time per sample; 0: no samples (no -F) */
 
 static void die(const char *what, const char *why)
 {
@@ -138,7 +142,7 @@ static void proc_add(pid_t pid)
 		return;
 	procs = grow(procs, &procs_alloc, nprocs, sizeof(*procs));
 	p = &procs[nprocs++];
-	*p = (struct proc){.pid = pid};
+	*p = (struct proc){.pid = pid, .credit = period / 2 - 1}; /* due once it has run */
 	xp_clock_read(xp_process_clock(pid), &p->clock_ns);
 }
 
@@ -191,6 +195,43 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/*
+ * @p's CPU time since its last read into its credit; false when its clock
+ * is gone (ended, not reaped yet).  The credit stays within 4 periods
+ * below and 64 above: a running thread's clock moves by the kernel's
+ * ticks (ptrace_floor.c).
+ */
+static bool proc_credit(struct proc *p)
+{
+	uint64_t ns;
+
+	if (xp_clock_read(xp_process_clock(p->pid), &ns))
+		return false;
+	p->credit += ns > p->clock_ns ? (int64_t)(ns - p->clock_ns) : 0;
+	p->clock_ns = ns;
+	if (p->credit > 64 * period)
+		p->credit = 64 * period;
+	return true;
+}
+
+/*
+ * Due: a sample per period of the process's CPU time, the first once it
+ * has run (it starts with half a period to its credit), each when the
+ * credit reaches half a period: as xprof's rule (record/cputime.h), so
+ * that both take as many samples of a tree of short lives.
+ */
+static bool proc_due(const struct proc *p)
+{
+	return period && p->credit >= period / 2;
+}
+
+static void proc_sampled(struct proc *p)
+{
+	p->credit -= period;
+	if (p->credit < -4 * period)
+		p->credit = -4 * period;
+}
+
 /* The registers and the top of the stack: what every sample copies. */
 static void take_sample(const struct task *t)
 {
@@ -218,6 +259,7 @@ static void handle(pid_t tid, int status, unsigned long *ntasks_seen)
 	long deliver = event == 0 ? sig : 0; /* a signal-delivery stop passes its signal on */
 	unsigned long msg;
 	struct task *t;
+	struct proc *p;
 
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		if (tid == leader)
@@ -233,6 +275,11 @@ static void handle(pid_t tid, int status, unsigned long *ntasks_seen)
 	if (t->pending) {
 		t->pending = false;
 		take_sample(t);
+	} else if (event == PTRACE_EVENT_EXIT && (p = proc_find(t->tgid)) && proc_credit(p) &&
+		   proc_due(p)) {
+		/* Its time since the last tick, sampled where it ends, as xprof does. */
+		take_sample(t);
+		proc_sampled(p);
 	}
 	if ((event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
 	     event == PTRACE_EVENT_CLONE) &&
@@ -267,36 +314,25 @@ static bool interrupt_in(struct proc *p)
 }
 
 /*
- * A tick: every process's CPU since the last, one sample per period of
- * it, at most @cpus in all, the processes taken in turn (a process with
- * more due than one gets its second once every other had its first).  The credit is
- * kept up to 64 periods a process: a running thread's clock moves by the
- * kernel's ticks (ptrace_floor.c).
+ * A tick: every process's CPU since the last, the samples due (proc_due),
+ * at most @cpus in all, the processes taken in turn (a process with more
+ * due than one gets its second once every other had its first).
  */
-static void tick(size_t cpus, uint64_t period)
+static void tick(size_t cpus)
 {
 	static size_t first;
 	size_t i, k = 0, n = nprocs;
 	bool taken;
 
-	for (i = 0; i < n; i++) {
-		struct proc *p = &procs[i];
-		uint64_t ns;
-
-		if (xp_clock_read(xp_process_clock(p->pid), &ns))
-			continue; /* ended, not reaped yet */
-		p->credit += ns > p->clock_ns ? ns - p->clock_ns : 0;
-		p->clock_ns = ns;
-		if (p->credit > 64 * period)
-			p->credit = 64 * period;
-	}
+	for (i = 0; i < n; i++)
+		proc_credit(&procs[i]);
 	for (taken = true; taken && k < cpus;) {
 		taken = false;
 		for (i = 0; i < n && k < cpus; i++) {
 			struct proc *p = &procs[(first + i) % n];
 
-			if (p->credit >= period && interrupt_in(p)) {
-				p->credit -= period;
+			if (proc_due(p) && interrupt_in(p)) {
+				proc_sampled(p);
 				taken = true;
 				k++;
 			}
@@ -353,7 +389,7 @@ int main(int argc, char **argv)
 	unsigned int flags = TRACER_FOLLOW;
 	unsigned long stops = 0, ntasks_seen = 0, hz = 0;
 	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: wait4 returns */
-	uint64_t period = 0, next = 0;
+	uint64_t next = 0;
 	struct tracer tr;
 	struct xp_thread *th;
 	struct rusage ru;
@@ -381,7 +417,7 @@ int main(int argc, char **argv)
 		die("unsupported architecture", NULL);
 	cpus = (size_t)sysconf(_SC_NPROCESSORS_ONLN);
 	if (hz)
-		period = XP_NS_PER_SEC / hz;
+		period = (int64_t)(XP_NS_PER_SEC / hz);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigemptyset(&chld);
@@ -408,7 +444,7 @@ int main(int argc, char **argv)
 		task_add(leader, leader);
 	}
 
-	next = xp_now_ns() + period;
+	next = xp_now_ns() + (uint64_t)period;
 	while (!stopping) {
 		pid_t tid;
 
@@ -417,8 +453,9 @@ int main(int argc, char **argv)
 			struct timespec ts;
 
 			if (now >= next) {
-				next = now >= next + period ? now + period : next + period;
-				tick(cpus, period);
+				next = now >= next + (uint64_t)period ? now + (uint64_t)period
+								      : next + (uint64_t)period;
+				tick(cpus);
 				now = xp_now_ns();
 			}
 			ts = xp_ns_timespec(next > now ? next - now : 0);
