@@ -27,22 +27,25 @@
  * most one per CPU per tick: PTRACE_INTERRUPT of one of its threads (in
  * turn), then at the stop the registers, 2 KiB of stack and the resume,
  * the interrupt sent from whatever CPU it runs on.  With -x, the time a
- * process ran since the last tick is sampled at its exit stop when due,
- * with no interrupt: as many samples of a tree of short lives as xprof
- * takes.  Between ticks it sleeps in sigtimedwait for
- * SIGCHLD and resumes the stops that arrive.  Which process ran is the
- * least a tree sampler must learn, and a process clock is the cheapest
- * way to learn it; which thread of a process ran it does not learn (the
- * trees here are of single-threaded processes).
+ * process ran since the last tick is sampled at its exit stop when due
+ * (registers and stack, no interrupt), so that it takes about as many
+ * samples of a tree of short lives as xprof, which instead adds that time
+ * to the weight of the process's last sample.  Between ticks it sleeps in
+ * sigtimedwait for SIGCHLD and handles the stops that arrive.  Which
+ * process ran is the least a tree sampler must learn, and a process clock
+ * is the cheapest way to learn it; which thread of a process ran it does
+ * not learn (the trees here are of single-threaded processes).
  *
  * Attached, it prints "follow_floor: attached to N threads" on stdout once
  * seized; on SIGINT or SIGTERM it detaches from every thread.  Launched, it
- * runs until every task of the tree has ended and exits with COMMAND's
- * status (128 + signal when killed).  At the end it prints on stderr
+ * passes SIGINT and SIGTERM on to COMMAND, runs until every task of the
+ * tree has ended and exits with COMMAND's status (128 + signal when
+ * killed).  At the end it prints on stderr
  *   follow_floor: N stops, T tasks, S samples, cpu C us per task
- * (T: the threads and processes it saw begin; C: its own CPU time over
- * them).  A signal that comes just before it blocks in wait4 is seen at
- * the next stop of the tree.
+ * (T: the threads and processes it saw begin, COMMAND included; C: its own
+ * CPU time over them).  Without -F a signal that comes just before it
+ * blocks in wait4 is seen at the next stop of the tree; with -F, at the
+ * next tick.
  */
 #include "arch/arch.h"
 #include "clock.h"
@@ -80,7 +83,7 @@ struct task {
 
 struct proc {
 	pid_t pid;
-	uint64_t clock_ns; /* its CPU clock at the last tick */
+	uint64_t clock_ns; /* its CPU clock when last read (a tick, its exit stop) */
 	int64_t credit;	   /* CPU time not sampled yet, less what samples over-covered */
 	unsigned long turn;
 };
@@ -89,7 +92,8 @@ static struct task *tasks;
 static size_t ntasks, tasks_alloc;
 static struct proc *procs;
 static size_t nprocs, procs_alloc;
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t got_signal; /* SIGINT or SIGTERM, not acted on yet */
+static bool stopping;
 static const struct xp_arch *arch;
 static pid_t leader;
 static int exit_status = -1;
@@ -143,7 +147,8 @@ static void proc_add(pid_t pid)
 	procs = grow(procs, &procs_alloc, nprocs, sizeof(*procs));
 	p = &procs[nprocs++];
 	*p = (struct proc){.pid = pid, .credit = period / 2 - 1}; /* due once it has run */
-	xp_clock_read(xp_process_clock(pid), &p->clock_ns);
+	if (period)
+		xp_clock_read(xp_process_clock(pid), &p->clock_ns);
 }
 
 static void proc_remove(pid_t pid)
@@ -186,8 +191,7 @@ static void task_remove(pid_t tid)
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stopping = 1;
+	got_signal = sig;
 }
 
 static bool is_stop_signal(int sig)
@@ -275,17 +279,27 @@ static void handle(pid_t tid, int status, unsigned long *ntasks_seen)
 	if (t->pending) {
 		t->pending = false;
 		take_sample(t);
-	} else if (event == PTRACE_EVENT_EXIT && (p = proc_find(t->tgid)) && proc_credit(p) &&
-		   proc_due(p)) {
-		/* Its time since the last tick, sampled where it ends, as xprof does. */
+	} else if (period && event == PTRACE_EVENT_EXIT && (p = proc_find(t->tgid)) &&
+		   proc_credit(p) && proc_due(p)) {
+		/* Its time since the last tick, sampled where it ends. */
 		take_sample(t);
 		proc_sampled(p);
 	}
-	if ((event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+	/*
+	 * Sampling needs each task's process: a fork's child is one, a clone's
+	 * joins its creator's, and a thread's exec takes the place of the
+	 * process's first thread (which never reports its end).  Following
+	 * alone learns each task at its first stop.
+	 */
+	if (period &&
+	    (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
 	     event == PTRACE_EVENT_CLONE) &&
 	    ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
 	    task_add((pid_t)msg, event == PTRACE_EVENT_CLONE ? t->tgid : (pid_t)msg))
 		(*ntasks_seen)++; /* seen at its creator's event, before its own first stop */
+	if (period && event == PTRACE_EVENT_EXEC && ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
+	    (pid_t)msg != tid)
+		task_remove((pid_t)msg);
 	if (stopping) {
 		ptrace(PTRACE_DETACH, tid, 0, (void *)deliver);
 		task_remove(tid);
@@ -420,6 +434,8 @@ int main(int argc, char **argv)
 		period = (int64_t)(XP_NS_PER_SEC / hz);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_DFL; /* not ignored: each stop must queue one */
+	sigaction(SIGCHLD, &sa, NULL);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	if (hz)
@@ -434,7 +450,7 @@ int main(int argc, char **argv)
 			die("cannot attach", strerror(-e));
 		while ((th = tracer_thread_at(&tr, &k)))
 			task_add(th->tid, th->proc->pid);
-		tracer_release(&tr); /* from here on its own list: no bookkeeping per stop */
+		tracer_release(&tr); /* from here on its own lists */
 		printf("follow_floor: attached to %zu threads\n", ntasks);
 		fflush(stdout);
 	} else {
@@ -442,12 +458,21 @@ int main(int argc, char **argv)
 			  PTRACE_O_TRACEEXEC | (flags & TRACER_EXIT_STOPS ? PTRACE_O_TRACEEXIT : 0);
 		leader = launch(argv + optind, options);
 		task_add(leader, leader);
+		ntasks_seen++;
 	}
 
 	next = xp_now_ns() + (uint64_t)period;
-	while (!stopping) {
+	for (;;) {
 		pid_t tid;
 
+		if (got_signal && leader) { /* launched: the command decides */
+			kill(leader, got_signal);
+			got_signal = 0;
+		}
+		if (got_signal)
+			stopping = true;
+		if (stopping)
+			break;
 		if (hz) {
 			uint64_t now = xp_now_ns();
 			struct timespec ts;
@@ -455,6 +480,9 @@ int main(int argc, char **argv)
 			if (now >= next) {
 				next = now >= next + (uint64_t)period ? now + (uint64_t)period
 								      : next + (uint64_t)period;
+				/* A thread in a stop not handled yet is not interrupted. */
+				if (!drain(&stops, &ntasks_seen))
+					break; /* ECHILD: all gone */
 				tick(cpus);
 				now = xp_now_ns();
 			}

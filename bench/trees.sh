@@ -530,13 +530,14 @@ tree_attach() {
 	fi
 	if tree_follower "$tool"; then
 		read -r samples all < <(tree_floor_stats "$log.err")
+		[[ $tool == floor ]] || samples=-
 	fi
 	[[ $tool == bare ]] || tree_follower "$tool" || bytes=$(stat -c %s "$data" 2>/dev/null || echo -)
 	rm -f "$data"
 	tree_row "$rep" forkserver "$tool" "$pg_seconds" - "$tps" "$samples" "$procs" "$p50" "$p99" "$pmax" \
 		"$h50" "$h99" "$xcpu" "$all" - - - "$pcpu" - "$bytes" "$harm" - -
 	printf '  rep %d %-10s %-10s %8.1f tps, server %s%s\n' "$rep" forkserver "$tool" "$tps" "$harm" \
-		"$([[ $tool != xprof* ]] || echo ", stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us")$(! tree_follower "$tool" || echo ", $samples samples, its CPU/task ${all} us")"
+		"$([[ $tool != xprof* ]] || echo ", stop p99 ${p99} us, held p99 ${h99} us, xprof CPU/process ${all} us")$([[ $tool != floor ]] || echo ", $samples samples")$(! tree_follower "$tool" || echo ", its CPU/task ${all} us")"
 }
 
 trees_cleanup() {
