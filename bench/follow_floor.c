@@ -50,6 +50,7 @@
 #include "arch/arch.h"
 #include "clock.h"
 #include "ctl.h"
+#include "err.h"
 #include "tracer.h"
 
 #include <errno.h>
@@ -89,9 +90,11 @@ struct proc {
 };
 
 static struct task *tasks;
-static size_t ntasks, tasks_alloc;
+static size_t ntasks;
+static unsigned long tasks_alloc;
 static struct proc *procs;
-static size_t nprocs, procs_alloc;
+static size_t nprocs;
+static unsigned long procs_alloc;
 static volatile sig_atomic_t got_signal; /* SIGINT or SIGTERM, not acted on yet */
 static bool stopping;
 static const struct xp_arch *arch;
@@ -104,17 +107,6 @@ static void die(const char *what, const char *why)
 {
 	fprintf(stderr, "follow_floor: %s%s%s\n", what, why ? ": " : "", why ? why : "");
 	exit(2);
-}
-
-static void *grow(void *p, size_t *alloc, size_t n, size_t size)
-{
-	if (n < *alloc)
-		return p;
-	*alloc = *alloc ? 2 * *alloc : 64;
-	p = realloc(p, *alloc * size);
-	if (!p)
-		die("out of memory", NULL);
-	return p;
 }
 
 static struct task *task_find(pid_t tid)
@@ -144,7 +136,7 @@ static void proc_add(pid_t pid)
 
 	if (p)
 		return;
-	procs = grow(procs, &procs_alloc, nprocs, sizeof(*procs));
+	xp_grow((void **)&procs, &procs_alloc, nprocs + 1, sizeof(*procs));
 	p = &procs[nprocs++];
 	*p = (struct proc){.pid = pid, .credit = period / 2 - 1}; /* due once it has run */
 	if (period)
@@ -171,7 +163,7 @@ static bool task_add(pid_t tid, pid_t tgid)
 		}
 		return false;
 	}
-	tasks = grow(tasks, &tasks_alloc, ntasks, sizeof(*tasks));
+	xp_grow((void **)&tasks, &tasks_alloc, ntasks + 1, sizeof(*tasks));
 	tasks[ntasks++] = (struct task){.tid = tid, .tgid = tgid};
 	if (tid == tgid)
 		proc_add(tid);
