@@ -34,6 +34,13 @@
  * stop, as xprof does when every CPU is busy, without reading where the
  * thread runs and without xprof's random pause after each move.
  *
+ * With -s it does not use the slots: it learns which threads ran as a
+ * profiler of a program that tells nothing must, from each thread's
+ * schedstat (procfs_schedstat), read at every tick; the threads whose
+ * counters moved since the last tick are interrupted first, the others
+ * in turn.  What those reads add to the floor is what finding the
+ * running threads costs at the least.
+ *
  * Privileges as xprof's: as root idle CPUs kept polling and real-time
  * priority 1; otherwise a 100 us time slice and 1 ns timer slack, from a
  * session of its own.  CPUS defaults to the CPUs it may run on.
@@ -47,6 +54,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "err.h"
+#include "procfs.h"
 #include "spawn.h"
 
 #include <errno.h>
@@ -66,12 +74,14 @@
 #include <unistd.h>
 
 #define FLOOR_STACK_BYTES 2048
-#define USAGE		  "usage: ptrace_floor [-F HZ] [-c CPUS] [-p | -m] -- COMMAND [ARG]..."
+#define USAGE		  "usage: ptrace_floor [-F HZ] [-c CPUS] [-p | -m | -s] -- COMMAND [ARG]..."
 
 struct thr {
 	pid_t tid;
 	bool pending;
 	uint64_t interrupted_at;
+	int schedstat_fd;	  /* -s: opened at its first read, -1 before */
+	struct procfs_sched last; /* -s: its counters at the last tick */
 };
 
 static struct thr *thrs;
@@ -84,6 +94,7 @@ static const struct xp_arch *arch;
 static struct oncpu_slot *oncpu; /* the slots the target writes (oncpu.h) */
 static bool oncpu_seen;		 /* the target writes its slots */
 static bool move;		 /* -m: interrupt each from its CPU */
+static bool reads;		 /* -s: the running threads found by reading schedstat */
 static struct ctl_place place;	 /* the CPUs it may use, and where it is pinned */
 static sigset_t chld;		 /* SIGCHLD, blocked: waited for */
 
@@ -112,7 +123,7 @@ static void thr_add(pid_t tid)
 	if (thr_find(tid))
 		return;
 	xp_grow((void **)&thrs, &cap_thrs, nthrs + 1, sizeof(*thrs));
-	thrs[nthrs++] = (struct thr){.tid = tid};
+	thrs[nthrs++] = (struct thr){.tid = tid, .schedstat_fd = -1};
 }
 
 static void thr_drop(pid_t tid)
@@ -123,6 +134,8 @@ static void thr_drop(pid_t tid)
 		return;
 	if (t->pending)
 		npending--;
+	if (t->schedstat_fd >= 0)
+		close(t->schedstat_fd);
 	*t = thrs[--nthrs];
 }
 
@@ -335,13 +348,43 @@ static size_t tick_in_turn(size_t n)
 	return k;
 }
 
+/*
+ * -s: read every thread's schedstat (the main one of several left out, as
+ * in turn) and interrupt up to @n of those whose counters moved since the
+ * last tick; how many.
+ */
+static size_t tick_schedstat(size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < nthrs; i++) {
+		struct thr *t = &thrs[i];
+		struct procfs_sched ss;
+		bool moved;
+
+		if (t->tid == leader && nthrs > 1)
+			continue;
+		if (t->schedstat_fd < 0)
+			t->schedstat_fd = procfs_open_task(leader, t->tid, "schedstat");
+		if (procfs_schedstat(t->schedstat_fd, &ss))
+			continue;
+		moved = ss.cpu_ns != t->last.cpu_ns || ss.count != t->last.count;
+		t->last = ss;
+		if (moved && k < n)
+			k += interrupt(t);
+	}
+	return k;
+}
+
 static void tick(size_t cpus, uint64_t period)
 {
 	size_t n = samples_due(cpus, period);
-	long taken = tick_oncpu(n);
+	long taken = reads ? (long)tick_schedstat(n) : tick_oncpu(n);
 
 	if (taken < 0)
 		taken = (long)tick_in_turn(n);
+	else if (reads && (size_t)taken < n)
+		taken += (long)tick_in_turn(n - (size_t)taken);
 	credit -= (uint64_t)taken * period;
 	if (nthrs - (nthrs > 1) < cpus)
 		spin_for_stops();
@@ -357,7 +400,7 @@ int main(int argc, char **argv)
 	double self_us;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "+F:c:pm")) != -1) {
+	while ((c = getopt(argc, argv, "+F:c:pms")) != -1) {
 		if (c == 'F')
 			hz = strtoul(optarg, NULL, 10);
 		else if (c == 'c')
@@ -366,10 +409,12 @@ int main(int argc, char **argv)
 			pin = true;
 		else if (c == 'm')
 			move = true;
+		else if (c == 's')
+			reads = true;
 		else
 			die(USAGE, NULL);
 	}
-	if (optind >= argc || hz == 0 || hz > 100000 || (pin && move))
+	if (optind >= argc || hz == 0 || hz > 100000 || pin + move + reads > 1)
 		die(USAGE, NULL);
 	arch = xp_arch_host();
 	if (!arch)
@@ -397,7 +442,7 @@ int main(int argc, char **argv)
 	}
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
 		die("pipe", strerror(errno));
-	c = memfd_create("oncpu", 0); /* inherited: the target maps it */
+	c = reads ? -1 : memfd_create("oncpu", 0); /* inherited: the target maps it */
 	if (c >= 0 && ftruncate(c, ONCPU_SLOTS * sizeof(*oncpu)) == 0) {
 		void *p = mmap(NULL, ONCPU_SLOTS * sizeof(*oncpu), PROT_READ | PROT_WRITE,
 			       MAP_SHARED, c, 0);

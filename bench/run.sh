@@ -56,6 +56,9 @@
 #                   running thread's CPU to interrupt it there, preempted
 #                   (no skid), as xprof does when every CPU is busy
 #                   (threads targets only)
+#      floor-read, floor-user-read  the same with -s: the threads that ran
+#                   found by reading each thread's schedstat at every tick,
+#                   as a profiler must when the target does not say
 #      follow, follow-exit  forkserver only (not in the default set):
 #                   build/tests/follow_floor -p (with -x: exit stops too,
 #                   as xprof's CPU mode) attached to the postmaster, which
@@ -256,13 +259,13 @@ for tool in "${tools[@]}"; do
 	*-base) [[ -n $base_build && -x $base_build/xprof ]] || die "$tool needs BENCH_BASE, a build directory with an xprof" ;;&
 	floor*) [[ -x $floor ]] || die "$floor not found: build first (cmake --build $build)" ;;&
 	floor | follow*) [[ -x $follow ]] || die "$follow not found: build first (cmake --build $build)" ;;&
-	xprof | xprof-base | xprof-any | xprof-nointerp | perf-fp | perf-dwarf | floor | floor-pin | floor-move | follow | follow-exit) ;;
-	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base | xprof-user-any | floor-user | floor-user-pin | floor-user-move)
+	xprof | xprof-base | xprof-any | xprof-nointerp | perf-fp | perf-dwarf | floor | floor-pin | floor-move | floor-read | follow | follow-exit) ;;
+	xprof-user | xprof-user-spin | xprof-user-shared | xprof-user-base | xprof-user-any | floor-user | floor-user-pin | floor-user-move | floor-user-read)
 		((EUID == 0)) || die "xprof-user needs root (to run xprof as $bench_user)"
 		id "$bench_user" >/dev/null 2>&1 || die "no user '$bench_user' (BENCH_USER)"
 		command -v setpriv >/dev/null || die "xprof-user needs setpriv (util-linux)"
 		;;
-	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any xprof-nointerp perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin floor-move floor-user-move follow follow-exit)" ;;
+	*) die "unknown tool '$tool' in BENCH_TOOLS (xprof xprof-user xprof-user-spin xprof-user-shared xprof-base xprof-user-base xprof-any xprof-user-any xprof-nointerp perf-fp perf-dwarf floor floor-user floor-pin floor-user-pin floor-move floor-user-move floor-read floor-user-read follow follow-exit)" ;;
 	esac
 done
 for f in "${freqs[@]}"; do
@@ -485,6 +488,7 @@ run_one() {
 		fi
 		[[ $tool != *-pin ]] || extra=(-p)
 		[[ $tool != *-move ]] || extra=(-m)
+		[[ $tool != *-read ]] || extra=(-s)
 		cmd=("$floor" "${extra[@]}" -F "$f" -- "${cmd[@]}")
 		[[ $tool != floor-user* ]] || cmd=("${as_user[@]}" "${cmd[@]}")
 		;;
