@@ -11,7 +11,8 @@
  * It seizes every thread of PID as xprof attach does (tracer_attach, with
  * xprof's options for following the tree: clone, fork, vfork and exec
  * events; with -x exit stops too, as xprof's CPU mode asks for them), or
- * launches COMMAND seized with the same options, as xprof record does.
+ * launches COMMAND seized with the same options (tracer_launch, as xprof
+ * record does).
  * Without -F it then only resumes each stop as it arrives: the creator's
  * event stop at each fork, the new task's first stop, each exec's and
  * (with -x) each exit's, and the reaping of each end.  No sample, no /proc
@@ -54,7 +55,6 @@
 #include "tracer.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -66,8 +66,6 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include "spawn.h"
 
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP 128
@@ -361,35 +359,6 @@ static bool drain(unsigned long *stops, unsigned long *ntasks_seen)
 	return !(tid < 0 && errno == ECHILD);
 }
 
-/* Launch @argv seized with @options, held until then; its pid. */
-static pid_t launch(char **argv, unsigned long options)
-{
-	int go[2], err[2], e;
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-		die("pipe", strerror(errno));
-	pid = spawn_held(argv, go, err, 0);
-	if (pid < 0)
-		die("fork", strerror(errno));
-	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(options | PTRACE_O_EXITKILL))) {
-		e = errno;
-		kill(pid, SIGKILL);
-		die("PTRACE_SEIZE", strerror(e));
-	}
-	close(go[0]);
-	close(err[1]);
-	if (write(go[1], "g", 1) != 1)
-		die("write", strerror(errno));
-	close(go[1]);
-	if (read(err[0], &e, sizeof(e)) == (ssize_t)sizeof(e)) {
-		fprintf(stderr, "follow_floor: %s: %s\n", argv[0], strerror(e));
-		exit(127);
-	}
-	close(err[0]);
-	return pid;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned int flags = TRACER_FOLLOW;
@@ -399,7 +368,7 @@ int main(int argc, char **argv)
 	struct tracer tr;
 	struct xp_thread *th;
 	struct rusage ru;
-	unsigned long k = 0, options;
+	unsigned long k = 0;
 	sigset_t chld;
 	size_t cpus;
 	pid_t pid = 0;
@@ -436,21 +405,26 @@ int main(int argc, char **argv)
 		ctl_hold_poll_idle(); /* held open until exit */
 		ctl_raise_priority(1);
 	}
+	tracer_init(&tr, flags);
+	if (pid > 0 && (e = tracer_attach(&tr, pid)))
+		die("cannot attach", strerror(-e));
+	if (pid <= 0) {
+		if ((e = tracer_launch(&tr, argv + optind)))
+			die("cannot launch", strerror(-e));
+		/* Read once the exec is done or failed: it closes or writes the pipe. */
+		if ((e = tracer_exec_error(&tr))) {
+			fprintf(stderr, "follow_floor: %s: %s\n", argv[optind], strerror(e));
+			return 127;
+		}
+		leader = tr.root;
+		ntasks_seen++;
+	}
+	while ((th = tracer_thread_at(&tr, &k)))
+		task_add(th->tid, th->proc->pid);
+	tracer_release(&tr); /* from here on its own lists */
 	if (pid > 0) {
-		tracer_init(&tr, flags);
-		if ((e = tracer_attach(&tr, pid)))
-			die("cannot attach", strerror(-e));
-		while ((th = tracer_thread_at(&tr, &k)))
-			task_add(th->tid, th->proc->pid);
-		tracer_release(&tr); /* from here on its own lists */
 		printf("follow_floor: attached to %zu threads\n", ntasks);
 		fflush(stdout);
-	} else {
-		options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-			  PTRACE_O_TRACEEXEC | (flags & TRACER_EXIT_STOPS ? PTRACE_O_TRACEEXIT : 0);
-		leader = launch(argv + optind, options);
-		task_add(leader, leader);
-		ntasks_seen++;
 	}
 
 	next = xp_now_ns() + (uint64_t)period;
