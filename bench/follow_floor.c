@@ -127,18 +127,20 @@ static struct proc *proc_find(pid_t pid)
 	return NULL;
 }
 
-/* @pid's process, known from now on; its CPU time before is not sampled. */
+/*
+ * @pid's process, known from now on; its CPU time before is not sampled.
+ * Only for samples (-F): following alone keeps no process list.
+ */
 static void proc_add(pid_t pid)
 {
-	struct proc *p = proc_find(pid);
+	struct proc *p;
 
-	if (p)
+	if (!period || proc_find(pid))
 		return;
 	xp_grow((void **)&procs, &procs_alloc, nprocs + 1, sizeof(*procs));
 	p = &procs[nprocs++];
 	*p = (struct proc){.pid = pid, .credit = period / 2 - 1}; /* due once it has run */
-	if (period)
-		xp_clock_read(xp_process_clock(pid), &p->clock_ns);
+	xp_clock_read(xp_process_clock(pid), &p->clock_ns);
 }
 
 static void proc_remove(pid_t pid)
@@ -269,8 +271,8 @@ static void handle(pid_t tid, int status, unsigned long *ntasks_seen)
 	if (t->pending) {
 		t->pending = false;
 		take_sample(t);
-	} else if (period && event == PTRACE_EVENT_EXIT && (p = proc_find(t->tgid)) &&
-		   proc_credit(p) && proc_due(p)) {
+	} else if (event == PTRACE_EVENT_EXIT && (p = proc_find(t->tgid)) && proc_credit(p) &&
+		   proc_due(p)) {
 		/* Its time since the last tick, sampled where it ends. */
 		take_sample(t);
 		proc_sampled(p);
