@@ -52,6 +52,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "err.h"
+#include "floor.h"
 #include "tracer.h"
 
 #include <errno.h>
@@ -63,7 +64,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,7 +71,6 @@
 #define PTRACE_EVENT_STOP 128
 #endif
 
-#define FLOOR_STACK_BYTES 2048
 #define USAGE		  "usage: follow_floor [-x] [-F HZ] (-p PID | -- COMMAND [ARG]...)"
 
 struct task {
@@ -228,21 +227,6 @@ static void proc_sampled(struct proc *p)
 		p->credit = -4 * period;
 }
 
-/* The registers and the top of the stack: what every sample copies. */
-static void take_sample(const struct task *t)
-{
-	static char buf[FLOOR_STACK_BYTES];
-	struct xp_regs regs;
-	struct iovec local = {buf, sizeof(buf)}, remote;
-
-	if (arch->regs_read(t->tid, &regs))
-		return;
-	remote.iov_base = (void *)(uintptr_t)xp_regs_get(&regs, arch->dwarf.sp);
-	remote.iov_len = sizeof(buf);
-	if (process_vm_readv(t->tgid, &local, 1, &remote, 1, 0) > 0)
-		nsamples++;
-}
-
 /*
  * One wait status of @tid: its sample if it was interrupted for one, the
  * task it made, then its resume (or, when stopping, its detach).  A new
@@ -270,11 +254,11 @@ static void handle(pid_t tid, int status, unsigned long *ntasks_seen)
 	/* Any stop of an interrupted thread is its sample, as ptrace_floor's. */
 	if (t->pending) {
 		t->pending = false;
-		take_sample(t);
+		nsamples += floor_copy_sample(arch, t->tid, t->tgid);
 	} else if (event == PTRACE_EVENT_EXIT && (p = proc_find(t->tgid)) && proc_credit(p) &&
 		   proc_due(p)) {
 		/* Its time since the last tick, sampled where it ends. */
-		take_sample(t);
+		nsamples += floor_copy_sample(arch, t->tid, t->tgid);
 		proc_sampled(p);
 	}
 	/*

@@ -54,6 +54,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "err.h"
+#include "floor.h"
 #include "procfs.h"
 #include "spawn.h"
 
@@ -68,12 +69,10 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define FLOOR_STACK_BYTES 2048
 #define USAGE		  "usage: ptrace_floor [-F HZ] [-c CPUS] [-p | -m | -s] -- COMMAND [ARG]..."
 
 struct thr {
@@ -139,21 +138,6 @@ static void thr_drop(pid_t tid)
 	*t = thrs[--nthrs];
 }
 
-/* The registers and the top of the stack: what every sample copies. */
-static void take_sample(struct thr *t)
-{
-	static char buf[FLOOR_STACK_BYTES];
-	struct xp_regs regs;
-	struct iovec local = {buf, sizeof(buf)}, remote;
-
-	if (arch->regs_read(t->tid, &regs) == 0) {
-		remote.iov_base = (void *)(uintptr_t)xp_regs_get(&regs, arch->dwarf.sp);
-		remote.iov_len = sizeof(buf);
-		if (process_vm_readv(leader, &local, 1, &remote, 1, 0) > 0)
-			nsamples++;
-	}
-}
-
 /* One wait status of thread @tid. */
 static void handle(pid_t tid, int st)
 {
@@ -178,7 +162,7 @@ static void handle(pid_t tid, int st)
 	 * clone event, a signal) may have taken the interrupt's place.
 	 */
 	if (t->pending) {
-		take_sample(t);
+		nsamples += floor_copy_sample(arch, t->tid, leader);
 		t->pending = false;
 		npending--;
 		stop_ns += xp_now_ns() - t->interrupted_at;
