@@ -71,7 +71,7 @@
 #define PTRACE_EVENT_STOP 128
 #endif
 
-#define USAGE		  "usage: follow_floor [-x] [-F HZ] (-p PID | -- COMMAND [ARG]...)"
+#define USAGE "usage: follow_floor [-x] [-F HZ] (-p PID | -- COMMAND [ARG]...)"
 
 struct task {
 	pid_t tid;

@@ -73,7 +73,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define USAGE		  "usage: ptrace_floor [-F HZ] [-c CPUS] [-p | -m | -s] -- COMMAND [ARG]..."
+#define USAGE "usage: ptrace_floor [-F HZ] [-c CPUS] [-p | -m | -s] -- COMMAND [ARG]..."
 
 struct thr {
 	pid_t tid;
